@@ -1,0 +1,143 @@
+//! The host backend's GEMM: faer's `matmul` on column-major views of locked buffers.
+//!
+//! A queued batch locks every buffer it touches once, in handle order (so that workers of
+//! different streams never deadlock): shared for buffers it only reads, exclusive for buffers
+//! that hold an output. An input that lives in an exclusively locked buffer (the same buffer as
+//! some output, at a disjoint range) is copied out first, so that no slice is borrowed both
+//! ways.
+
+use std::borrow::Cow;
+use std::sync::{Arc, RwLockReadGuard, RwLockWriteGuard};
+
+use faer::linalg::matmul::matmul;
+use faer::{Accum, MatMut, MatRef, Par};
+use num_complex::Complex64;
+
+use super::Cell;
+use crate::backend::gemm::{GemmShape, Op};
+use crate::error::{BackendError, BackendOp};
+
+/// An operand of one item: which of the job's buffers, and the element offset in it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Operand {
+    pub buffer: usize,
+    pub offset: usize,
+}
+
+/// One item of a queued batch.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Item {
+    pub a: Operand,
+    pub b: Operand,
+    pub c: Operand,
+}
+
+/// Everything a worker needs to run a batch.
+pub(super) struct Batch {
+    pub shape: GemmShape,
+    /// The distinct buffers, sorted by handle, each with whether it holds an output.
+    pub buffers: Vec<(Arc<Cell>, bool)>,
+    pub items: Vec<Item>,
+    pub par: Par,
+}
+
+type Reader<'a> = RwLockReadGuard<'a, Vec<Complex64>>;
+type Writer<'a> = RwLockWriteGuard<'a, Vec<Complex64>>;
+
+fn poisoned() -> BackendError {
+    BackendError::Async {
+        op: BackendOp::Gemm,
+        message: "a buffer lock was poisoned by an earlier failure".into(),
+    }
+}
+
+impl Batch {
+    /// Runs every item in order.
+    pub(super) fn run(self) -> Result<(), BackendError> {
+        // Index i of `readers` or of `writers` (never both) holds the lock of buffer i. Keeping
+        // them apart lets an item borrow inputs from `readers` while it mutates `writers`.
+        let mut readers: Vec<Option<Reader<'_>>> = Vec::with_capacity(self.buffers.len());
+        let mut writers: Vec<Option<Writer<'_>>> = Vec::with_capacity(self.buffers.len());
+        for (cell, writes) in &self.buffers {
+            if *writes {
+                readers.push(None);
+                writers.push(Some(cell.data.write().map_err(|_| poisoned())?));
+            } else {
+                readers.push(Some(cell.data.read().map_err(|_| poisoned())?));
+                writers.push(None);
+            }
+        }
+        let shape = &self.shape;
+        let (ea, eb, ec) = (shape.a_extent(), shape.b_extent(), shape.c_extent());
+        for item in &self.items {
+            let a = input(&readers, &writers, item.a, ea)?;
+            let b = input(&readers, &writers, item.b, eb)?;
+            let c = writers[item.c.buffer].as_mut().ok_or_else(|| {
+                BackendError::invalid(BackendOp::Gemm, "output buffer not locked for writing")
+            })?;
+            let c = &mut c[item.c.offset..item.c.offset + ec];
+            gemm_one(shape, &a, &b, c, self.par);
+        }
+        Ok(())
+    }
+}
+
+/// An input operand: borrowed from a shared lock, or copied out of an exclusive one.
+fn input<'r>(
+    readers: &'r [Option<Reader<'_>>],
+    writers: &[Option<Writer<'_>>],
+    op: Operand,
+    extent: usize,
+) -> Result<Cow<'r, [Complex64]>, BackendError> {
+    let range = op.offset..op.offset + extent;
+    match (&readers[op.buffer], &writers[op.buffer]) {
+        (Some(g), _) => Ok(Cow::Borrowed(&g[range])),
+        (None, Some(g)) => Ok(Cow::Owned(g[range].to_vec())),
+        (None, None) => Err(BackendError::invalid(BackendOp::Gemm, "input buffer not locked")),
+    }
+}
+
+/// One `C = alpha op(A) op(B) + beta C` with faer. Arguments were validated when the batch was
+/// queued.
+pub(super) fn gemm_one(
+    s: &GemmShape,
+    a: &[Complex64],
+    b: &[Complex64],
+    c: &mut [Complex64],
+    par: Par,
+) {
+    let mut dst = MatMut::from_column_major_slice_with_stride_mut(c, s.m, s.n, s.ldc);
+    let zero = Complex64::new(0.0, 0.0);
+    let one = Complex64::new(1.0, 0.0);
+    let accum = if s.beta == zero {
+        Accum::Replace
+    } else {
+        if s.beta != one {
+            for j in 0..s.n {
+                for x in dst.as_mut().col_mut(j).iter_mut() {
+                    *x *= s.beta;
+                }
+            }
+        }
+        Accum::Add
+    };
+    let (ar, ac) = s.a_stored();
+    let (br, bc) = s.b_stored();
+    let a = MatRef::from_column_major_slice_with_stride(a, ar, ac, s.lda);
+    let b = MatRef::from_column_major_slice_with_stride(b, br, bc, s.ldb);
+    // op(X) is a view: transposition and conjugation are free. The conjugated views have a
+    // different element type, hence one call per combination.
+    match (s.op_a, s.op_b) {
+        (Op::C, Op::C) => matmul(dst, accum, a.adjoint(), b.adjoint(), s.alpha, par),
+        (Op::C, ob) => matmul(dst, accum, a.adjoint(), plain(b, ob), s.alpha, par),
+        (oa, Op::C) => matmul(dst, accum, plain(a, oa), b.adjoint(), s.alpha, par),
+        (oa, ob) => matmul(dst, accum, plain(a, oa), plain(b, ob), s.alpha, par),
+    }
+}
+
+fn plain(m: MatRef<'_, Complex64>, op: Op) -> MatRef<'_, Complex64> {
+    match op {
+        Op::T => m.transpose(),
+        Op::N | Op::C => m,
+    }
+}

@@ -1,0 +1,503 @@
+//! The host reference backend: "device" memory is host memory counted against a hard byte
+//! budget, and work runs asynchronously on one worker thread per stream.
+//!
+//! It exists so that everything above the [`Backend`] trait runs and is tested on a machine
+//! with no GPU, and it is deliberately strict, so that a mistake in the runtime shows up here
+//! rather than only on a GPU:
+//!
+//! * an allocation beyond the budget fails with [`BackendError::OutOfMemory`], as on a GPU;
+//! * work is queued and executed later by the stream's worker, so a missing event dependency
+//!   gives a wrong result (or a [`BackendError::BufferInUse`] on free) instead of passing by
+//!   luck;
+//! * new allocations are filled with NaN (unless [`HostBackend::with_poison`] turns it off), so
+//!   reading memory that was never written poisons the result instead of reading zeros;
+//! * bounds, leading dimensions and output aliasing are checked on every call.
+//!
+//! GEMM runs through faer (`faer::linalg::matmul::matmul`), in parallel on rayon's pool by
+//! default ([`HostBackend::with_gemm_threads`]).
+//!
+//! Data races are impossible by construction: every buffer sits behind a lock that a job takes
+//! while it runs, so a missing dependency shows up as a wrong order of execution, never as
+//! undefined behaviour.
+
+mod event;
+mod gemm;
+mod stream;
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock, Weak};
+
+use faer::Par;
+use num_complex::Complex64;
+
+use super::gemm::{GemmItem, GemmShape, StridedBatch, validate_batched, validate_strided};
+use super::{Backend, DeviceMemory, MemInfo};
+use crate::error::{BackendError, BackendOp};
+use crate::object::ELEMENT_BYTES;
+
+pub use event::HostEvent;
+pub use stream::HostStream;
+
+/// The storage of one host "device" allocation, shared with the jobs that use it.
+#[derive(Debug)]
+pub(crate) struct Cell {
+    data: RwLock<Vec<Complex64>>,
+    /// Queued jobs that reference this buffer and have not finished.
+    pending: AtomicUsize,
+}
+
+/// Live bytes, shared by the backend and its buffers (a buffer returns its bytes when it is
+/// dropped, so the count can never leak).
+#[derive(Debug)]
+struct Ledger {
+    capacity: usize,
+    used: Mutex<usize>,
+}
+
+impl Ledger {
+    fn used(&self) -> usize {
+        *self.used.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn reserve(&self, bytes: usize) -> Result<(), BackendError> {
+        let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
+        let free = self.capacity - *used;
+        if bytes > free {
+            return Err(BackendError::OutOfMemory {
+                requested: bytes,
+                free,
+            });
+        }
+        *used += bytes;
+        Ok(())
+    }
+
+    fn release(&self, bytes: usize) {
+        let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
+        *used -= bytes;
+    }
+}
+
+/// One allocation of the host backend.
+#[derive(Debug)]
+pub struct HostBuffer {
+    handle: u64,
+    bytes: usize,
+    cell: Arc<Cell>,
+    ledger: Arc<Ledger>,
+}
+
+impl DeviceMemory for HostBuffer {
+    fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    fn handle(&self) -> u64 {
+        self.handle
+    }
+}
+
+impl Drop for HostBuffer {
+    fn drop(&mut self) {
+        self.ledger.release(self.bytes);
+    }
+}
+
+/// The CPU reference backend. See the [module documentation](self).
+#[derive(Debug)]
+pub struct HostBackend {
+    ledger: Arc<Ledger>,
+    next_handle: AtomicU64,
+    streams: Mutex<Vec<Weak<stream::StreamState>>>,
+    par: Par,
+    poison: bool,
+}
+
+impl HostBackend {
+    /// A backend whose device holds `capacity` bytes, GEMM on all of rayon's threads, new
+    /// allocations filled with NaN.
+    pub fn new(capacity: usize) -> Self {
+        HostBackend {
+            ledger: Arc::new(Ledger {
+                capacity,
+                used: Mutex::new(0),
+            }),
+            // Handles look like aligned device addresses; 0 is never one.
+            next_handle: AtomicU64::new(0x1_0000),
+            streams: Mutex::new(Vec::new()),
+            par: Par::rayon(0),
+            poison: true,
+        }
+    }
+
+    /// Threads per GEMM: 1 runs each GEMM sequentially on its stream's worker, 0 uses all of
+    /// rayon's threads.
+    pub fn with_gemm_threads(mut self, threads: usize) -> Self {
+        self.par = if threads == 1 {
+            Par::Seq
+        } else {
+            Par::rayon(threads)
+        };
+        self
+    }
+
+    /// Whether new allocations are filled with NaN (the default) or zeros.
+    pub fn with_poison(mut self, poison: bool) -> Self {
+        self.poison = poison;
+        self
+    }
+
+    /// The device capacity in bytes.
+    pub fn capacity(&self) -> usize {
+        self.ledger.capacity
+    }
+
+    /// Bytes currently allocated.
+    pub fn used(&self) -> usize {
+        self.ledger.used()
+    }
+
+    /// Queues `job` on `stream`, counting it as pending on `cells` until it finishes.
+    fn submit(
+        &self,
+        stream: &HostStream,
+        cells: Vec<Arc<Cell>>,
+        job: impl FnOnce() -> Result<(), BackendError> + Send + 'static,
+    ) -> Result<(), BackendError> {
+        for c in &cells {
+            c.pending.fetch_add(1, Ordering::AcqRel);
+        }
+        // The guard travels with the job: it releases the counts when the job has run, or
+        // when the job is dropped unrun because the stream has stopped.
+        let guard = PendingGuard(cells);
+        stream.submit(Box::new(move || {
+            let _done = guard;
+            job()
+        }))
+    }
+}
+
+/// Decrements the pending counts of a job's buffers when the job finishes (or is dropped).
+struct PendingGuard(Vec<Arc<Cell>>);
+
+impl Drop for PendingGuard {
+    fn drop(&mut self) {
+        for c in &self.0 {
+            c.pending.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
+fn check_copy_range(op: BackendOp, buffer: &HostBuffer, offset: usize, len: usize) -> Result<(), BackendError> {
+    match offset.checked_add(len) {
+        Some(end) if end <= buffer.bytes => Ok(()),
+        _ => Err(BackendError::invalid(
+            op,
+            format!(
+                "bytes {offset}..{} are outside buffer {:#x} of {} bytes",
+                offset.saturating_add(len),
+                buffer.handle,
+                buffer.bytes
+            ),
+        )),
+    }
+}
+
+/// Collects the distinct buffers of a batch, sorted by handle (the lock order), and maps each
+/// item's operands to indices into that list.
+fn gather(items: &[GemmItem<'_, HostBuffer>]) -> (Vec<(Arc<Cell>, bool)>, Vec<gemm::Item>) {
+    let mut seen: Vec<(u64, &HostBuffer, bool)> = Vec::new();
+    for it in items {
+        seen.push((it.a.buffer.handle, it.a.buffer, false));
+        seen.push((it.b.buffer.handle, it.b.buffer, false));
+        seen.push((it.c.buffer.handle, it.c.buffer, true));
+    }
+    seen.sort_by_key(|(h, _, writes)| (*h, !*writes));
+    seen.dedup_by_key(|(h, _, _)| *h); // keeps the first: the writing entry if there is one
+    let index = |h: u64| seen.partition_point(|(x, _, _)| *x < h);
+    let operand = |r: &super::gemm::DeviceRef<'_, HostBuffer>| gemm::Operand {
+        buffer: index(r.buffer.handle),
+        offset: r.offset,
+    };
+    let mapped = items
+        .iter()
+        .map(|it| gemm::Item {
+            a: operand(&it.a),
+            b: operand(&it.b),
+            c: operand(&it.c),
+        })
+        .collect();
+    let buffers = seen
+        .iter()
+        .map(|(_, b, w)| (Arc::clone(&b.cell), *w))
+        .collect();
+    (buffers, mapped)
+}
+
+impl Backend for HostBackend {
+    type Buffer = HostBuffer;
+    type Stream = HostStream;
+    type Event = HostEvent;
+
+    fn name(&self) -> String {
+        format!(
+            "host reference backend ({} bytes, faer {})",
+            self.ledger.capacity,
+            match self.par {
+                Par::Seq => "sequential".to_owned(),
+                Par::Rayon(n) => format!("on {n} threads"),
+            }
+        )
+    }
+
+    fn mem_info(&self) -> Result<MemInfo, BackendError> {
+        Ok(MemInfo {
+            free: self.ledger.capacity - self.ledger.used(),
+            total: self.ledger.capacity,
+        })
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<HostBuffer, BackendError> {
+        if bytes == 0 {
+            return Err(BackendError::invalid(BackendOp::Alloc, "zero-byte allocation"));
+        }
+        self.ledger.reserve(bytes)?;
+        let fill = if self.poison {
+            Complex64::new(f64::NAN, f64::NAN)
+        } else {
+            Complex64::new(0.0, 0.0)
+        };
+        let data = vec![fill; bytes.div_ceil(ELEMENT_BYTES)];
+        let handle = self.next_handle.fetch_add(
+            (bytes as u64).next_multiple_of(256).max(256),
+            Ordering::Relaxed,
+        );
+        Ok(HostBuffer {
+            handle,
+            bytes,
+            cell: Arc::new(Cell {
+                data: RwLock::new(data),
+                pending: AtomicUsize::new(0),
+            }),
+            ledger: Arc::clone(&self.ledger),
+        })
+    }
+
+    fn free(&self, buffer: HostBuffer) -> Result<(), BackendError> {
+        let pending = buffer.cell.pending.load(Ordering::Acquire);
+        if pending > 0 {
+            // Dropping the handle still returns its bytes; the jobs keep the storage alive.
+            return Err(BackendError::BufferInUse {
+                handle: buffer.handle,
+                pending,
+            });
+        }
+        drop(buffer);
+        Ok(())
+    }
+
+    fn create_stream(&self) -> Result<HostStream, BackendError> {
+        let mut streams = self.streams.lock().unwrap_or_else(|p| p.into_inner());
+        streams.retain(|w| w.strong_count() > 0);
+        let s = HostStream::spawn(streams.len())?;
+        streams.push(Arc::downgrade(&s.state));
+        Ok(s)
+    }
+
+    fn create_event(&self) -> Result<HostEvent, BackendError> {
+        Ok(HostEvent::default())
+    }
+
+    fn record_event(&self, event: &HostEvent, stream: &HostStream) -> Result<(), BackendError> {
+        let generation = event.begin_record();
+        let ev = event.clone();
+        let result = stream.submit(Box::new(move || {
+            ev.complete(generation);
+            Ok(())
+        }));
+        if result.is_err() {
+            // Nothing will complete this record: complete it now so that no waiter hangs.
+            event.complete(generation);
+        }
+        result
+    }
+
+    fn wait_event(&self, stream: &HostStream, event: &HostEvent) -> Result<(), BackendError> {
+        let target = event.target();
+        let ev = event.clone();
+        stream.submit(Box::new(move || {
+            ev.wait_for(target);
+            Ok(())
+        }))
+    }
+
+    fn event_query(&self, event: &HostEvent) -> Result<bool, BackendError> {
+        Ok(event.reached(event.target()))
+    }
+
+    fn event_synchronize(&self, event: &HostEvent) -> Result<(), BackendError> {
+        event.wait_for(event.target());
+        Ok(())
+    }
+
+    fn stream_synchronize(&self, stream: &HostStream) -> Result<(), BackendError> {
+        stream.state.wait_idle()
+    }
+
+    fn synchronize(&self) -> Result<(), BackendError> {
+        let streams: Vec<_> = self
+            .streams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect();
+        streams.iter().try_for_each(|s| s.wait_idle())
+    }
+
+    fn copy_h2d(
+        &self,
+        stream: &HostStream,
+        src: &[u8],
+        dst: &HostBuffer,
+        dst_offset: usize,
+    ) -> Result<(), BackendError> {
+        check_copy_range(BackendOp::CopyH2D, dst, dst_offset, src.len())?;
+        if src.is_empty() {
+            return Ok(());
+        }
+        let staged = src.to_vec();
+        let cell = Arc::clone(&dst.cell);
+        self.submit(stream, vec![Arc::clone(&cell)], move || {
+            let mut data = cell.data.write().map_err(|_| BackendError::Async {
+                op: BackendOp::CopyH2D,
+                message: "buffer lock poisoned".into(),
+            })?;
+            let bytes: &mut [u8] = bytemuck::cast_slice_mut(data.as_mut_slice());
+            bytes[dst_offset..dst_offset + staged.len()].copy_from_slice(&staged);
+            Ok(())
+        })
+    }
+
+    fn copy_d2h(
+        &self,
+        stream: &HostStream,
+        src: &HostBuffer,
+        src_offset: usize,
+        dst: &mut [u8],
+    ) -> Result<(), BackendError> {
+        check_copy_range(BackendOp::CopyD2H, src, src_offset, dst.len())?;
+        if dst.is_empty() {
+            return Ok(());
+        }
+        let len = dst.len();
+        let cell = Arc::clone(&src.cell);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(1);
+        self.submit(stream, vec![Arc::clone(&cell)], move || {
+            let data = cell.data.read().map_err(|_| BackendError::Async {
+                op: BackendOp::CopyD2H,
+                message: "buffer lock poisoned".into(),
+            })?;
+            let bytes: &[u8] = bytemuck::cast_slice(data.as_slice());
+            // The receiver only disappears if the caller is gone; nothing to report then.
+            let _ = tx.send(bytes[src_offset..src_offset + len].to_vec());
+            Ok(())
+        })?;
+        let copied = rx.recv().map_err(|_| {
+            // The job failed or the stream stopped: report the stream's own error if it has one.
+            match stream.state.wait_idle() {
+                Err(e) => e,
+                Ok(()) => BackendError::Async {
+                    op: BackendOp::CopyD2H,
+                    message: "the copy did not run".into(),
+                },
+            }
+        })?;
+        dst.copy_from_slice(&copied);
+        Ok(())
+    }
+
+    fn gemm_batched(
+        &self,
+        stream: &HostStream,
+        shape: &GemmShape,
+        items: &[GemmItem<'_, HostBuffer>],
+    ) -> Result<(), BackendError> {
+        validate_batched(shape, items)?;
+        if shape.is_empty() || items.is_empty() {
+            return Ok(());
+        }
+        let (buffers, items) = gather(items);
+        let cells = buffers.iter().map(|(c, _)| Arc::clone(c)).collect();
+        let batch = gemm::Batch {
+            shape: *shape,
+            buffers,
+            items,
+            par: self.par,
+        };
+        self.submit(stream, cells, move || batch.run())
+    }
+
+    fn gemm_strided_batched(
+        &self,
+        stream: &HostStream,
+        shape: &GemmShape,
+        batch: &StridedBatch<'_, HostBuffer>,
+    ) -> Result<(), BackendError> {
+        validate_strided(shape, batch)?;
+        let items: Vec<_> = (0..batch.count).map(|i| batch.item(i)).collect();
+        self.gemm_batched(stream, shape, &items)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budget_is_enforced_and_returned() {
+        let b = HostBackend::new(1000);
+        let x = b.alloc(600).unwrap();
+        assert_eq!(b.used(), 600);
+        assert!(matches!(
+            b.alloc(500),
+            Err(BackendError::OutOfMemory {
+                requested: 500,
+                free: 400
+            })
+        ));
+        b.free(x).unwrap();
+        assert_eq!(b.used(), 0);
+        let y = b.alloc(1000).unwrap();
+        drop(y); // dropping without free still returns the bytes
+        assert_eq!(b.mem_info().unwrap().free, 1000);
+    }
+
+    #[test]
+    fn new_memory_is_poisoned() {
+        let b = HostBackend::new(1 << 10);
+        let s = b.create_stream().unwrap();
+        let x = b.alloc(32).unwrap();
+        let mut out = [Complex64::new(0.0, 0.0); 2];
+        b.copy_d2h(&s, &x, 0, crate::backend::as_bytes_mut(&mut out))
+            .unwrap();
+        assert!(out.iter().all(|z| z.re.is_nan() && z.im.is_nan()));
+    }
+
+    #[test]
+    fn freeing_a_buffer_in_use_is_detected() {
+        let b = HostBackend::new(1 << 20);
+        let s1 = b.create_stream().unwrap();
+        // Stream 1 waits for a record that nothing completes until the test says so.
+        let later = b.create_event().unwrap();
+        later.begin_record();
+        b.wait_event(&s1, &later).unwrap();
+        let x = b.alloc(64).unwrap();
+        b.copy_h2d(&s1, &[0u8; 64], &x, 0).unwrap();
+        let err = b.free(x).unwrap_err();
+        assert!(matches!(err, BackendError::BufferInUse { pending: 1, .. }));
+        later.complete(1);
+        b.synchronize().unwrap();
+        assert_eq!(b.used(), 0);
+    }
+}

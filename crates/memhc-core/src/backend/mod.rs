@@ -1,0 +1,153 @@
+//! The device abstraction: one trait that every backend (host reference, CUDA, ROCm)
+//! implements, shaped after the CUDA driver API and cuBLAS so that a GPU backend is a thin
+//! translation of it.
+//!
+//! # Execution model
+//!
+//! * **Memory** is allocated and freed synchronously ([`Backend::alloc`], [`Backend::free`]),
+//!   as `cuMemAlloc`/`cuMemFree` do. A backend reports its capacity through
+//!   [`Backend::mem_info`]; an allocation beyond it fails with
+//!   [`BackendError::OutOfMemory`](crate::BackendError::OutOfMemory).
+//! * **Work** (copies, GEMMs) is enqueued on a [`Backend::Stream`] and runs asynchronously, in
+//!   order within one stream and concurrently across streams. A call returns once the work is
+//!   enqueued (and validated: invalid arguments are reported at once, never later).
+//! * **Events** order work across streams: [`Backend::record_event`] marks the work enqueued so
+//!   far on a stream; [`Backend::wait_event`] makes another stream wait for it;
+//!   [`Backend::event_query`] / [`Backend::event_synchronize`] let the host test or wait for
+//!   completion. Waiting on an event waits for its most recent record at the time of the call
+//!   (CUDA semantics); an event never recorded counts as complete.
+//! * **Copies**: [`Backend::copy_h2d`] reads its host source before returning (a GPU backend
+//!   stages it through pinned memory), so the caller may reuse the slice at once; the device
+//!   write happens in stream order. [`Backend::copy_d2h`] runs in stream order and returns when
+//!   the destination slice is filled.
+//! * **Freeing** a buffer that queued work still uses is the caller's bug: the caller must wait
+//!   on the buffer's events first. The host backend detects it and returns
+//!   [`BackendError::BufferInUse`](crate::BackendError::BufferInUse).
+//!
+//! The GEMM descriptions and their validation are in [`gemm`].
+
+pub mod fault;
+pub mod gemm;
+pub mod host;
+pub mod instrumented;
+
+use num_complex::Complex64;
+
+use crate::error::BackendError;
+use gemm::{GemmItem, GemmShape, StridedBatch};
+
+/// Device memory of one allocation, owned by whoever holds it (never `Clone`).
+pub trait DeviceMemory: Send + Sync + std::fmt::Debug {
+    /// Size of the allocation in bytes.
+    fn bytes(&self) -> usize;
+    /// A value that identifies the allocation while it is live (for a GPU, its device
+    /// address). Two live allocations of one backend never share a handle.
+    fn handle(&self) -> u64;
+}
+
+/// Device memory as the device reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct MemInfo {
+    /// Bytes that can still be allocated.
+    pub free: usize,
+    /// Bytes the device has in all.
+    pub total: usize,
+}
+
+/// A device that can hold memory, move data to and from the host and multiply complex
+/// matrices in batches, asynchronously on streams.
+///
+/// See the [module documentation](self) for the execution model every implementation follows,
+/// and [`conformance`](crate::conformance) for the suite every implementation must pass.
+pub trait Backend {
+    /// One device allocation.
+    type Buffer: DeviceMemory;
+    /// An in-order queue of work.
+    type Stream: Send + Sync;
+    /// A completion marker; clones refer to the same event.
+    type Event: Clone + Send + Sync;
+
+    /// A one-line description: the device, and the libraries in use.
+    fn name(&self) -> String;
+
+    /// Free and total device memory.
+    fn mem_info(&self) -> Result<MemInfo, BackendError>;
+
+    /// Allocates `bytes` (> 0) of device memory, synchronously.
+    fn alloc(&self, bytes: usize) -> Result<Self::Buffer, BackendError>;
+
+    /// Frees an allocation. The caller must have waited for all work that uses it.
+    fn free(&self, buffer: Self::Buffer) -> Result<(), BackendError>;
+
+    /// Creates a stream.
+    fn create_stream(&self) -> Result<Self::Stream, BackendError>;
+
+    /// Creates an event (not yet recorded: it counts as complete).
+    fn create_event(&self) -> Result<Self::Event, BackendError>;
+
+    /// Records `event` on `stream`: it completes when all work enqueued on the stream so far has.
+    fn record_event(&self, event: &Self::Event, stream: &Self::Stream) -> Result<(), BackendError>;
+
+    /// Makes all work enqueued on `stream` after this call wait until the most recent record
+    /// of `event` has completed.
+    fn wait_event(&self, stream: &Self::Stream, event: &Self::Event) -> Result<(), BackendError>;
+
+    /// Whether the most recent record of `event` has completed.
+    fn event_query(&self, event: &Self::Event) -> Result<bool, BackendError>;
+
+    /// Blocks the host until the most recent record of `event` has completed.
+    fn event_synchronize(&self, event: &Self::Event) -> Result<(), BackendError>;
+
+    /// Blocks the host until all work enqueued on `stream` has completed.
+    fn stream_synchronize(&self, stream: &Self::Stream) -> Result<(), BackendError>;
+
+    /// Blocks the host until all work on all streams has completed.
+    fn synchronize(&self) -> Result<(), BackendError>;
+
+    /// Enqueues a copy of `src` into `dst` starting at byte `dst_offset`. `src` is read (or
+    /// staged) before the call returns.
+    fn copy_h2d(
+        &self,
+        stream: &Self::Stream,
+        src: &[u8],
+        dst: &Self::Buffer,
+        dst_offset: usize,
+    ) -> Result<(), BackendError>;
+
+    /// Copies `dst.len()` bytes from `src` starting at byte `src_offset` into `dst`, after all
+    /// work enqueued on `stream` so far; returns when `dst` is filled.
+    fn copy_d2h(
+        &self,
+        stream: &Self::Stream,
+        src: &Self::Buffer,
+        src_offset: usize,
+        dst: &mut [u8],
+    ) -> Result<(), BackendError>;
+
+    /// Enqueues a pointer-array batch of GEMMs (any mapping of operands to items; the
+    /// `cublasZgemmBatched` form).
+    fn gemm_batched(
+        &self,
+        stream: &Self::Stream,
+        shape: &GemmShape,
+        items: &[GemmItem<'_, Self::Buffer>],
+    ) -> Result<(), BackendError>;
+
+    /// Enqueues a strided batch of GEMMs (the `cublasZgemmStridedBatched` form).
+    fn gemm_strided_batched(
+        &self,
+        stream: &Self::Stream,
+        shape: &GemmShape,
+        batch: &StridedBatch<'_, Self::Buffer>,
+    ) -> Result<(), BackendError>;
+}
+
+/// Reinterprets complex elements as bytes, for the byte-oriented copy calls.
+pub fn as_bytes(data: &[Complex64]) -> &[u8] {
+    bytemuck::cast_slice(data)
+}
+
+/// Reinterprets complex elements as mutable bytes, for [`Backend::copy_d2h`].
+pub fn as_bytes_mut(data: &mut [Complex64]) -> &mut [u8] {
+    bytemuck::cast_slice_mut(data)
+}

@@ -1,0 +1,228 @@
+//! Objects: what the runtime manages on behalf of its caller.
+//!
+//! An object is a list of equally sized components of complex-f64 elements (for a hadron node:
+//! its spin components). It is either *host-backed* (registered from host data) or *GPU-only*
+//! (an intermediate created on the device), and at any moment it is in exactly one [`State`].
+
+use std::fmt;
+
+use crate::error::{Error, Result};
+
+/// Size in bytes of one element (a complex double).
+pub const ELEMENT_BYTES: usize = std::mem::size_of::<num_complex::Complex64>();
+
+/// Handle of an object managed by a [`Runtime`](crate::Runtime). Copying a handle never copies
+/// data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub struct ObjectId(pub(crate) u64);
+
+impl ObjectId {
+    /// The numeric value of the handle (unique within one runtime, assigned in creation order).
+    pub fn index(self) -> u64 {
+        self.0
+    }
+
+    /// A handle with a given numeric value. Policies and traces use ids that do not come from a
+    /// runtime (for example in unit tests of a policy); a runtime only accepts the ids it made.
+    pub fn from_index(index: u64) -> Self {
+        ObjectId(index)
+    }
+}
+
+impl fmt::Display for ObjectId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}", self.0)
+    }
+}
+
+/// Where an object comes from, which decides where its authoritative copy lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum ObjectKind {
+    /// Registered from host data: the host copy is authoritative until a device write.
+    HostBacked,
+    /// Created on the device (an intermediate): it has no host copy until the caller reads it
+    /// or eviction forces a write-back.
+    GpuOnly,
+}
+
+/// The one explicit state of an object (in the style of Grid's `MemoryManager`).
+///
+/// | state         | host copy | device copy |
+/// |---------------|-----------|-------------|
+/// | `Empty`       | none      | none        |
+/// | `HostValid`   | valid     | none        |
+/// | `Consistent`  | valid     | valid       |
+/// | `DeviceDirty` | none      | valid       |
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum State {
+    /// A GPU-only object that has never been written: it holds no value anywhere.
+    Empty,
+    /// Only the host copy is valid; the object is not resident.
+    HostValid,
+    /// Resident, and the host copy holds the same values as the device copy.
+    Consistent,
+    /// Resident, and the device copy is the only valid one.
+    DeviceDirty,
+}
+
+impl State {
+    /// Whether the object has a device copy in this state.
+    pub fn is_resident(self) -> bool {
+        matches!(self, State::Consistent | State::DeviceDirty)
+    }
+
+    /// Whether the host copy is valid in this state.
+    pub fn host_valid(self) -> bool {
+        matches!(self, State::HostValid | State::Consistent)
+    }
+
+    /// Whether the object holds a value anywhere.
+    pub fn has_value(self) -> bool {
+        self != State::Empty
+    }
+}
+
+/// Shape of an object: `components` components of `component_elems` complex-f64 elements each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct Layout {
+    components: usize,
+    component_elems: usize,
+}
+
+impl Layout {
+    /// A layout of `components` components of `component_elems` elements each. Both must be
+    /// non-zero, and the total size in bytes must fit in `usize`.
+    pub fn new(components: usize, component_elems: usize) -> Result<Self> {
+        if components == 0 || component_elems == 0 {
+            return Err(Error::InvalidLayout(format!(
+                "{components} components of {component_elems} elements: both must be non-zero"
+            )));
+        }
+        components
+            .checked_mul(component_elems)
+            .and_then(|e| e.checked_mul(ELEMENT_BYTES))
+            .ok_or_else(|| {
+                Error::InvalidLayout(format!(
+                    "{components} x {component_elems} elements overflow the address space"
+                ))
+            })?;
+        Ok(Layout {
+            components,
+            component_elems,
+        })
+    }
+
+    /// Number of components (spins).
+    pub fn components(&self) -> usize {
+        self.components
+    }
+
+    /// Elements per component.
+    pub fn component_elems(&self) -> usize {
+        self.component_elems
+    }
+
+    /// Total elements.
+    pub fn elems(&self) -> usize {
+        self.components * self.component_elems
+    }
+
+    /// Bytes of one component.
+    pub fn component_bytes(&self) -> usize {
+        self.component_elems * ELEMENT_BYTES
+    }
+
+    /// Total bytes.
+    pub fn bytes(&self) -> usize {
+        self.elems() * ELEMENT_BYTES
+    }
+}
+
+/// How a launch uses an object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum AccessMode {
+    /// The work reads the object; it must hold a value.
+    Read,
+    /// The work overwrites the object entirely; its previous value is not needed.
+    Write,
+    /// The work reads and updates the object (for example GEMM with `beta = 1`).
+    ReadWrite,
+}
+
+impl AccessMode {
+    /// Whether the work needs the object's current value.
+    pub fn reads(self) -> bool {
+        matches!(self, AccessMode::Read | AccessMode::ReadWrite)
+    }
+
+    /// Whether the work modifies the object.
+    pub fn writes(self) -> bool {
+        matches!(self, AccessMode::Write | AccessMode::ReadWrite)
+    }
+}
+
+/// One object used by a launch, and how.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct Access {
+    /// The object.
+    pub object: ObjectId,
+    /// How the launch uses it.
+    pub mode: AccessMode,
+}
+
+impl Access {
+    /// A read access.
+    pub fn read(object: ObjectId) -> Self {
+        Access {
+            object,
+            mode: AccessMode::Read,
+        }
+    }
+
+    /// A write (full overwrite) access.
+    pub fn write(object: ObjectId) -> Self {
+        Access {
+            object,
+            mode: AccessMode::Write,
+        }
+    }
+
+    /// A read-modify-write access.
+    pub fn read_write(object: ObjectId) -> Self {
+        Access {
+            object,
+            mode: AccessMode::ReadWrite,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_sizes() {
+        let l = Layout::new(16, 384 * 384).unwrap();
+        assert_eq!(l.bytes(), 16 * 384 * 384 * 16);
+        assert_eq!(l.component_bytes(), 384 * 384 * 16);
+        assert_eq!(l.elems(), 16 * 384 * 384);
+    }
+
+    #[test]
+    fn layout_rejects_zero_and_overflow() {
+        assert!(matches!(Layout::new(0, 4), Err(Error::InvalidLayout(_))));
+        assert!(matches!(Layout::new(4, 0), Err(Error::InvalidLayout(_))));
+        assert!(matches!(
+            Layout::new(usize::MAX / 2, 4),
+            Err(Error::InvalidLayout(_))
+        ));
+    }
+
+    #[test]
+    fn state_table() {
+        assert!(!State::Empty.has_value());
+        assert!(State::HostValid.host_valid() && !State::HostValid.is_resident());
+        assert!(State::Consistent.host_valid() && State::Consistent.is_resident());
+        assert!(!State::DeviceDirty.host_valid() && State::DeviceDirty.is_resident());
+    }
+}

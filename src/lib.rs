@@ -1,0 +1,2 @@
+//! memhc facade (wip).
+pub use memhc_core::*;
