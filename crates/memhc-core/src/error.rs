@@ -117,7 +117,10 @@ pub enum Error {
     #[error("unknown object {0}")]
     UnknownObject(ObjectId),
     /// An object is read before anything was ever written to it.
-    #[error("object {0} holds no value yet (a GPU-only object must be written before it is read)")]
+    #[error(
+        "object {0} holds no value (it was never written, or a failed launch that was writing \
+         it left it undefined)"
+    )]
     Uninitialized(ObjectId),
     /// A set of objects that must be resident at the same time cannot fit in the device budget,
     /// even after releasing every pooled buffer and evicting every evictable object.
@@ -161,11 +164,17 @@ pub enum Error {
     /// index that is not one of the launch's accesses.
     #[error("launch misuse: {0}")]
     LaunchMisuse(String),
+    /// An internal invariant was found broken (a bug in the runtime or in a policy); the
+    /// operation was abandoned before it could corrupt anything.
+    #[error("internal error: {0}")]
+    Internal(String),
     /// A configuration value is out of range.
     #[error("invalid configuration: {0}")]
     InvalidConfig(String),
     /// A policy name that is not one of the known policies.
-    #[error("unknown eviction policy '{0}' (known: lru, pp-lru, random, mru, car, clock-pro, belady)")]
+    #[error(
+        "unknown eviction policy '{0}' (known: lru, pp-lru, random, mru, car, clock-pro, belady)"
+    )]
     UnknownPolicy(String),
     /// A mode name that is not one of the known modes.
     #[error("unknown mode '{0}' (known: naive, reorg, reorg-sync, optimal)")]

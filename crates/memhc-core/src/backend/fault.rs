@@ -309,7 +309,10 @@ mod tests {
     fn oom_flavour_and_random_plans_are_reproducible() {
         let b = FaultInjector::new(HostBackend::new(1 << 20));
         b.arm(FaultPlan::nth(&[BackendOp::Alloc], 1).alloc_as_oom());
-        assert!(matches!(b.alloc(8), Err(BackendError::OutOfMemory { requested: 8, .. })));
+        assert!(matches!(
+            b.alloc(8),
+            Err(BackendError::OutOfMemory { requested: 8, .. })
+        ));
         let pattern = |seed| {
             b.arm(FaultPlan::random(&[BackendOp::Alloc], 0.5, seed));
             (0..32)

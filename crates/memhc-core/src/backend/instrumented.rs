@@ -123,8 +123,14 @@ impl<B: Backend> Backend for Instrumented<B> {
     fn alloc(&self, bytes: usize) -> Result<Self::Buffer, BackendError> {
         let buffer = self.inner.alloc(bytes)?;
         bump(&self.counts.allocations, 1);
-        let live = self.counts.live_bytes.fetch_add(bytes as u64, Ordering::Relaxed) + bytes as u64;
-        self.counts.peak_device_bytes.fetch_max(live, Ordering::Relaxed);
+        let live = self
+            .counts
+            .live_bytes
+            .fetch_add(bytes as u64, Ordering::Relaxed)
+            + bytes as u64;
+        self.counts
+            .peak_device_bytes
+            .fetch_max(live, Ordering::Relaxed);
         Ok(buffer)
     }
 

@@ -288,9 +288,19 @@ mod tests {
         let belady = simulate(&mut Belady::new(), 6, &refs).misses;
         for k in PolicyKind::ALL {
             let out = simulate(k.build(3).as_mut(), 6, &refs);
-            assert_eq!(out.hits + out.misses, vectors.iter().map(Vec::len).sum::<usize>());
-            assert!(out.misses >= distinct, "{k}: fewer misses than distinct objects");
-            assert!(belady <= out.misses, "{k}: {} misses, belady {belady}", out.misses);
+            assert_eq!(
+                out.hits + out.misses,
+                vectors.iter().map(Vec::len).sum::<usize>()
+            );
+            assert!(
+                out.misses >= distinct,
+                "{k}: fewer misses than distinct objects"
+            );
+            assert!(
+                belady <= out.misses,
+                "{k}: {} misses, belady {belady}",
+                out.misses
+            );
         }
     }
 }

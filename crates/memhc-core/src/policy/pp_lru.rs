@@ -67,7 +67,10 @@ impl EvictionPolicy for PreProtectedLru {
         // Each protected object is moved at most once (it loses its flag), so at most two
         // passes over the queue are needed.
         loop {
-            let candidate = self.order.oldest_first().find(|&id| view.is_evictable(id))?;
+            let candidate = self
+                .order
+                .oldest_first()
+                .find(|&id| view.is_evictable(id))?;
             if self.protected.remove(&candidate) {
                 self.order.touch(candidate);
                 continue;
@@ -101,8 +104,14 @@ mod tests {
         // Room for 2: (1,2) then (3,1). LRU evicts 1 for 3, then 2 for 1; pre-protected LRU
         // keeps 1 (protected at the start of the second vector) and evicts only 2.
         let trace: &[&[u64]] = &[&[1, 2], &[3, 1]];
-        assert_eq!(simulate(&mut crate::policy::Lru::new(), 2, trace).evicted, vec![1, 2]);
-        assert_eq!(simulate(&mut PreProtectedLru::new(), 2, trace).evicted, vec![2]);
+        assert_eq!(
+            simulate(&mut crate::policy::Lru::new(), 2, trace).evicted,
+            vec![1, 2]
+        );
+        assert_eq!(
+            simulate(&mut PreProtectedLru::new(), 2, trace).evicted,
+            vec![2]
+        );
     }
 
     #[test]

@@ -87,6 +87,9 @@ mod tests {
         let trace: Vec<&[u64]> = vec![&[1, 2, 3, 4], &[5, 6, 7, 8], &[1, 5, 9, 2], &[3, 7, 10, 11]];
         let run = |seed| simulate(&mut RandomPolicy::new(seed), 4, &trace).evicted;
         assert_eq!(run(1), run(1));
-        assert!((2..20).any(|s| run(s) != run(1)), "different seeds never differ");
+        assert!(
+            (2..20).any(|s| run(s) != run(1)),
+            "different seeds never differ"
+        );
     }
 }

@@ -93,7 +93,10 @@ fn input<'r>(
     match (&readers[op.buffer], &writers[op.buffer]) {
         (Some(g), _) => Ok(Cow::Borrowed(&g[range])),
         (None, Some(g)) => Ok(Cow::Owned(g[range].to_vec())),
-        (None, None) => Err(BackendError::invalid(BackendOp::Gemm, "input buffer not locked")),
+        (None, None) => Err(BackendError::invalid(
+            BackendOp::Gemm,
+            "input buffer not locked",
+        )),
     }
 }
 

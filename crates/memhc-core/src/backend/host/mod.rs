@@ -162,18 +162,16 @@ impl HostBackend {
         &self,
         stream: &HostStream,
         cells: Vec<Arc<Cell>>,
-        job: impl FnOnce() -> Result<(), BackendError> + Send + 'static,
+        job: impl FnOnce(PendingGuard) -> Result<(), BackendError> + Send + 'static,
     ) -> Result<(), BackendError> {
         for c in &cells {
             c.pending.fetch_add(1, Ordering::AcqRel);
         }
         // The guard travels with the job: it releases the counts when the job has run, or
         // when the job is dropped unrun because the stream has stopped.
+        // The job may drop it earlier, before it signals completion to a waiting caller.
         let guard = PendingGuard(cells);
-        stream.submit(Box::new(move || {
-            let _done = guard;
-            job()
-        }))
+        stream.submit(Box::new(move || job(guard)))
     }
 }
 
@@ -188,7 +186,12 @@ impl Drop for PendingGuard {
     }
 }
 
-fn check_copy_range(op: BackendOp, buffer: &HostBuffer, offset: usize, len: usize) -> Result<(), BackendError> {
+fn check_copy_range(
+    op: BackendOp,
+    buffer: &HostBuffer,
+    offset: usize,
+    len: usize,
+) -> Result<(), BackendError> {
     match offset.checked_add(len) {
         Some(end) if end <= buffer.bytes => Ok(()),
         _ => Err(BackendError::invalid(
@@ -259,7 +262,10 @@ impl Backend for HostBackend {
 
     fn alloc(&self, bytes: usize) -> Result<HostBuffer, BackendError> {
         if bytes == 0 {
-            return Err(BackendError::invalid(BackendOp::Alloc, "zero-byte allocation"));
+            return Err(BackendError::invalid(
+                BackendOp::Alloc,
+                "zero-byte allocation",
+            ));
         }
         self.ledger.reserve(bytes)?;
         let fill = if self.poison {
@@ -368,7 +374,7 @@ impl Backend for HostBackend {
         }
         let staged = src.to_vec();
         let cell = Arc::clone(&dst.cell);
-        self.submit(stream, vec![Arc::clone(&cell)], move || {
+        self.submit(stream, vec![Arc::clone(&cell)], move |_done| {
             let mut data = cell.data.write().map_err(|_| BackendError::Async {
                 op: BackendOp::CopyH2D,
                 message: "buffer lock poisoned".into(),
@@ -393,14 +399,18 @@ impl Backend for HostBackend {
         let len = dst.len();
         let cell = Arc::clone(&src.cell);
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(1);
-        self.submit(stream, vec![Arc::clone(&cell)], move || {
+        self.submit(stream, vec![Arc::clone(&cell)], move |done| {
             let data = cell.data.read().map_err(|_| BackendError::Async {
                 op: BackendOp::CopyD2H,
                 message: "buffer lock poisoned".into(),
             })?;
             let bytes: &[u8] = bytemuck::cast_slice(data.as_slice());
+            let copied = bytes[src_offset..src_offset + len].to_vec();
+            drop(data);
+            // The caller may free the buffer as soon as it has the bytes: stop counting first.
+            drop(done);
             // The receiver only disappears if the caller is gone; nothing to report then.
-            let _ = tx.send(bytes[src_offset..src_offset + len].to_vec());
+            let _ = tx.send(copied);
             Ok(())
         })?;
         let copied = rx.recv().map_err(|_| {
@@ -435,7 +445,7 @@ impl Backend for HostBackend {
             items,
             par: self.par,
         };
-        self.submit(stream, cells, move || batch.run())
+        self.submit(stream, cells, move |_done| batch.run())
     }
 
     fn gemm_strided_batched(

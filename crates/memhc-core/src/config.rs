@@ -1,0 +1,176 @@
+//! Runtime configuration: the device budget, the eviction policy, the number of streams, and
+//! one switch per MemHC optimisation, so that the paper's baselines are this same code with
+//! switches off (see [`Mode`]).
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::Error;
+use crate::policy::PolicyKind;
+
+/// The optimisation sets the paper compares (its Fig. 8), by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// "MemHC Naive": one allocation per component, every input copied in and every output
+    /// copied out for every launch, everything freed after.
+    Naive,
+    /// "Data Reorg": as naive, but each object is one contiguous allocation.
+    Reorg,
+    /// "Data Reorg + Sync": packing, and GPU-only objects stay on the device until read.
+    ReorgSync,
+    /// "MemHC Optimal": packing, on-demand sync, duplication-aware caching and lazy release.
+    Optimal,
+}
+
+impl Mode {
+    /// Every mode, from the least to the most optimised.
+    pub const ALL: [Mode; 4] = [Mode::Naive, Mode::Reorg, Mode::ReorgSync, Mode::Optimal];
+
+    /// The name used on command lines and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Naive => "naive",
+            Mode::Reorg => "reorg",
+            Mode::ReorgSync => "reorg-sync",
+            Mode::Optimal => "optimal",
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Mode {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self, Error> {
+        Mode::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| Error::UnknownMode(s.to_owned()))
+    }
+}
+
+/// How a [`Runtime`](crate::Runtime) manages device memory.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Config {
+    /// Device bytes the runtime may hold (resident objects plus pooled buffers). `None`: the
+    /// device's free memory when the runtime is created.
+    pub budget: Option<usize>,
+    /// The eviction policy.
+    pub policy: PolicyKind,
+    /// Seed of the random policy.
+    pub seed: u64,
+    /// Number of streams launches can be spread over (at least 1).
+    pub streams: usize,
+    /// Duplication-aware management: keep host-backed objects resident between launches, so
+    /// that a repeated input is a hit (no allocation, no copy). Off: every launch copies its
+    /// host-backed inputs in again and drops them after.
+    pub dedup: bool,
+    /// Lazy release: a released buffer goes to the free pool for reuse by an allocation of the
+    /// same size. Off: it is freed at once.
+    pub lazy_release: bool,
+    /// Data reorganisation: each object is one contiguous device buffer with per-component
+    /// views. Off: one buffer per component.
+    pub packing: bool,
+    /// On-demand synchronisation: an object written on the device stays there (GPU-only) until
+    /// the caller reads it or eviction forces a write-back. Off: it is copied back to the host
+    /// after every launch that writes it.
+    pub on_demand_sync: bool,
+}
+
+impl Default for Config {
+    /// All optimisations on, LRU, 4 streams, the whole device.
+    fn default() -> Self {
+        Config::for_mode(Mode::Optimal)
+    }
+}
+
+impl Config {
+    /// The switches of one of the paper's modes; LRU, 4 streams, the whole device.
+    pub fn for_mode(mode: Mode) -> Self {
+        let (dedup, lazy_release, packing, on_demand_sync) = match mode {
+            Mode::Naive => (false, false, false, false),
+            Mode::Reorg => (false, false, true, false),
+            Mode::ReorgSync => (false, false, true, true),
+            Mode::Optimal => (true, true, true, true),
+        };
+        Config {
+            budget: None,
+            policy: PolicyKind::Lru,
+            seed: 0,
+            streams: 4,
+            dedup,
+            lazy_release,
+            packing,
+            on_demand_sync,
+        }
+    }
+
+    /// The same configuration with a device budget in bytes.
+    pub fn with_budget(mut self, bytes: usize) -> Self {
+        self.budget = Some(bytes);
+        self
+    }
+
+    /// The same configuration with another policy.
+    pub fn with_policy(mut self, policy: PolicyKind) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// The same configuration with another number of streams.
+    pub fn with_streams(mut self, streams: usize) -> Self {
+        self.streams = streams;
+        self
+    }
+
+    /// The same configuration with another seed for the random policy.
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Checks the values that have a range.
+    pub fn validate(&self) -> Result<(), Error> {
+        if self.streams == 0 {
+            return Err(Error::InvalidConfig("streams must be at least 1".into()));
+        }
+        if self.budget == Some(0) {
+            return Err(Error::InvalidConfig(
+                "the device budget must be positive".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_parse_and_set_switches() {
+        for m in Mode::ALL {
+            assert_eq!(m.name().parse::<Mode>().unwrap(), m);
+        }
+        assert!(matches!("fast".parse::<Mode>(), Err(Error::UnknownMode(_))));
+        let naive = Config::for_mode(Mode::Naive);
+        assert!(!naive.dedup && !naive.lazy_release && !naive.packing && !naive.on_demand_sync);
+        let rs = Config::for_mode(Mode::ReorgSync);
+        assert!(rs.packing && rs.on_demand_sync && !rs.dedup && !rs.lazy_release);
+        let opt = Config::default();
+        assert!(opt.dedup && opt.lazy_release && opt.packing && opt.on_demand_sync);
+    }
+
+    #[test]
+    fn ranges_are_checked() {
+        assert!(Config::default().with_streams(0).validate().is_err());
+        assert!(Config::default().with_budget(0).validate().is_err());
+        assert!(Config::default().validate().is_ok());
+    }
+}

@@ -1,0 +1,108 @@
+//! The element cache: object -> resident device allocation (MemHC's `element_cache` table).
+//!
+//! A packed object owns one buffer holding all its components back to back (the paper's "head
+//! of contiguous memory" whose children are the component views); an unpacked object owns one
+//! buffer per component. Asking for an object found here is a hit: no allocation, no copy.
+
+use std::collections::HashMap;
+
+use crate::backend::gemm::DeviceRef;
+use crate::backend::{Backend, DeviceMemory};
+use crate::hazards::Hazards;
+use crate::object::{Layout, ObjectId};
+
+/// The device copy of one object.
+pub(crate) struct Resident<B: Backend> {
+    /// One buffer (packed) or one per component (unpacked).
+    pub buffers: Vec<B::Buffer>,
+    /// Whether `buffers` is one contiguous buffer of all components.
+    pub packed: bool,
+    /// Work in flight on these buffers.
+    pub hazards: Hazards<B>,
+}
+
+impl<B: Backend> Resident<B> {
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        self.buffers.iter().map(DeviceMemory::bytes).sum()
+    }
+
+    /// Where component `c` of an object of `layout` starts.
+    pub fn component(&self, layout: &Layout, c: usize) -> Option<DeviceRef<'_, B::Buffer>> {
+        if c >= layout.components() {
+            return None;
+        }
+        if self.packed {
+            self.buffers
+                .first()
+                .map(|b| DeviceRef::new(b, c * layout.component_elems()))
+        } else {
+            self.buffers.get(c).map(|b| DeviceRef::new(b, 0))
+        }
+    }
+}
+
+/// The table of resident objects.
+pub(crate) struct ElementCache<B: Backend> {
+    map: HashMap<ObjectId, Resident<B>>,
+    bytes: usize,
+}
+
+impl<B: Backend> Default for ElementCache<B> {
+    fn default() -> Self {
+        ElementCache {
+            map: HashMap::new(),
+            bytes: 0,
+        }
+    }
+}
+
+impl<B: Backend> ElementCache<B> {
+    pub fn contains(&self, id: ObjectId) -> bool {
+        self.map.contains_key(&id)
+    }
+
+    pub fn get(&self, id: ObjectId) -> Option<&Resident<B>> {
+        self.map.get(&id)
+    }
+
+    pub fn get_mut(&mut self, id: ObjectId) -> Option<&mut Resident<B>> {
+        self.map.get_mut(&id)
+    }
+
+    /// Records `id` as resident in `r`. An object is never resident twice: a previous entry is
+    /// returned to the caller, which must dispose of it.
+    pub fn insert(&mut self, id: ObjectId, r: Resident<B>) -> Option<Resident<B>> {
+        self.bytes += r.bytes();
+        let old = self.map.insert(id, r);
+        if let Some(o) = &old {
+            self.bytes -= o.bytes();
+        }
+        old
+    }
+
+    pub fn remove(&mut self, id: ObjectId) -> Option<Resident<B>> {
+        let r = self.map.remove(&id)?;
+        self.bytes -= r.bytes();
+        Some(r)
+    }
+
+    /// Bytes held by resident objects (kept as a running total; the audit recomputes it).
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&ObjectId, &Resident<B>)> {
+        self.map.iter()
+    }
+
+    /// Empties the table.
+    pub fn drain(&mut self) -> Vec<(ObjectId, Resident<B>)> {
+        self.bytes = 0;
+        self.map.drain().collect()
+    }
+}

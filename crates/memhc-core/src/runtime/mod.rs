@@ -1,0 +1,348 @@
+//! The runtime: owns device memory on behalf of its caller, exactly as MemHC section 5
+//! describes, on any [`Backend`].
+//!
+//! The caller registers host data ([`Runtime::register`], host-backed objects) and creates
+//! intermediates ([`Runtime::create`], GPU-only objects), then runs work with
+//! [`Runtime::launch`]: it names the objects the work uses and how (read, write, both), and gets
+//! device views of them to enqueue GEMMs on one of the runtime's streams. The runtime decides
+//! where every object lives:
+//!
+//! * **element cache**: a resident object is a hit: no allocation, no copy;
+//! * **allocation path**: free-pool reuse of a buffer of the same size, else a new device
+//!   allocation, else (over budget or out of device memory) drain the free pool, then evict
+//!   objects in the order the [eviction policy](crate::policy) chooses until the request fits;
+//! * **eviction** writes a device-only (dirty) object back to the host first, and merely drops
+//!   the device copy of a clean one; nothing is ever lost;
+//! * **on-demand sync**: an object written on the device is copied to the host only when the
+//!   caller reads it ([`Runtime::read`]) or eviction forces it;
+//! * **release** ([`Runtime::release`]) moves the buffers to the free pool (or frees them);
+//! * **dependencies**: every allocation carries the events of the work using it; streams wait
+//!   on them before conflicting work, and the host waits on them before memory is freed, so an
+//!   object in use by in-flight work is never evicted, reused or freed early.
+//!
+//! [`Runtime::audit`] checks every invariant of the tables; tests call it after every step.
+
+mod audit;
+mod launch;
+mod memory;
+
+use std::collections::{HashMap, HashSet};
+
+use num_complex::Complex64;
+
+use crate::backend::Backend;
+use crate::backend::instrumented::Instrumented;
+use crate::config::Config;
+use crate::element_cache::ElementCache;
+use crate::error::{Error, Result};
+use crate::free_pool::FreePool;
+use crate::object::{Layout, ObjectId, ObjectKind, State};
+use crate::policy::EvictionPolicy;
+use crate::stats::Stats;
+
+pub use audit::AuditError;
+pub use launch::Launch;
+
+/// What the runtime knows about one object besides its device copy.
+#[derive(Debug)]
+struct Entry {
+    kind: ObjectKind,
+    layout: Layout,
+    state: State,
+    /// The host copy: present exactly when `state.host_valid()`.
+    host: Option<Vec<Complex64>>,
+}
+
+/// Cache events, counted by the runtime (device traffic is counted by [`Instrumented`]).
+#[derive(Clone, Copy, Debug, Default)]
+struct CacheCounters {
+    hits: u64,
+    misses: u64,
+    pool_reuses: u64,
+    evictions: u64,
+    writebacks: u64,
+}
+
+/// The MemHC runtime on backend `B`. See the [module documentation](self).
+pub struct Runtime<B: Backend> {
+    backend: Instrumented<B>,
+    streams: Vec<B::Stream>,
+    config: Config,
+    budget: usize,
+    objects: HashMap<ObjectId, Entry>,
+    cache: ElementCache<B>,
+    pool: FreePool<B>,
+    policy: Box<dyn EvictionPolicy>,
+    /// Bytes allocated from the backend and not freed: resident plus pooled.
+    used: usize,
+    /// Objects a launch in progress is using: never evicted.
+    pinned: HashSet<ObjectId>,
+    counters: CacheCounters,
+    next_id: u64,
+}
+
+impl<B: Backend> std::fmt::Debug for Runtime<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("backend", &self.backend.name())
+            .field("config", &self.config)
+            .field("budget", &self.budget)
+            .field("objects", &self.objects.len())
+            .field("resident", &self.cache.len())
+            .field("used", &self.used)
+            .finish()
+    }
+}
+
+impl<B: Backend> Runtime<B> {
+    /// A runtime on `backend`. The device budget is `config.budget`, or the device's free
+    /// memory now if that is `None`.
+    pub fn new(backend: B, config: Config) -> Result<Self> {
+        config.validate()?;
+        let backend = Instrumented::new(backend);
+        let budget = match config.budget {
+            Some(b) => b,
+            None => backend.mem_info()?.free,
+        };
+        let streams = (0..config.streams)
+            .map(|_| backend.create_stream())
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let policy = config.policy.build(config.seed);
+        Ok(Runtime {
+            backend,
+            streams,
+            budget,
+            objects: HashMap::new(),
+            cache: ElementCache::default(),
+            pool: FreePool::default(),
+            policy,
+            used: 0,
+            pinned: HashSet::new(),
+            counters: CacheCounters::default(),
+            next_id: 0,
+            config,
+        })
+    }
+
+    /// The configuration the runtime was built with.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The device budget in bytes.
+    pub fn budget(&self) -> usize {
+        self.budget
+    }
+
+    /// The backend (for inspection; all work goes through the runtime).
+    pub fn backend(&self) -> &B {
+        self.backend.inner()
+    }
+
+    /// Number of streams launches can use.
+    pub fn streams(&self) -> usize {
+        self.streams.len()
+    }
+
+    /// Device bytes held now: resident objects plus pooled buffers.
+    pub fn used_bytes(&self) -> usize {
+        self.used
+    }
+
+    /// Device bytes held by resident objects.
+    pub fn resident_bytes(&self) -> usize {
+        self.cache.bytes()
+    }
+
+    /// Device bytes held by the free pool.
+    pub fn pooled_bytes(&self) -> usize {
+        self.pool.bytes()
+    }
+
+    /// The eviction policy's name.
+    pub fn policy_name(&self) -> &'static str {
+        self.policy.name()
+    }
+
+    /// Registers host data as a host-backed object of `layout` (components back to back).
+    pub fn register(&mut self, data: Vec<Complex64>, layout: Layout) -> Result<ObjectId> {
+        let id = ObjectId(self.next_id);
+        check_len(&format!("object {id}"), &layout, data.len())?;
+        self.next_id += 1;
+        self.objects.insert(
+            id,
+            Entry {
+                kind: ObjectKind::HostBacked,
+                layout,
+                state: State::HostValid,
+                host: Some(data),
+            },
+        );
+        Ok(id)
+    }
+
+    /// Creates a GPU-only object of `layout`. It holds no value, and uses no memory, until a
+    /// launch writes it.
+    pub fn create(&mut self, layout: Layout) -> Result<ObjectId> {
+        let id = ObjectId(self.next_id);
+        self.next_id += 1;
+        self.objects.insert(
+            id,
+            Entry {
+                kind: ObjectKind::GpuOnly,
+                layout,
+                state: State::Empty,
+                host: None,
+            },
+        );
+        Ok(id)
+    }
+
+    fn entry(&self, id: ObjectId) -> Result<&Entry> {
+        self.objects.get(&id).ok_or(Error::UnknownObject(id))
+    }
+
+    fn entry_mut(&mut self, id: ObjectId) -> Result<&mut Entry> {
+        self.objects.get_mut(&id).ok_or(Error::UnknownObject(id))
+    }
+
+    /// The layout of an object.
+    pub fn layout(&self, id: ObjectId) -> Result<Layout> {
+        Ok(self.entry(id)?.layout)
+    }
+
+    /// The state of an object.
+    pub fn state(&self, id: ObjectId) -> Result<State> {
+        Ok(self.entry(id)?.state)
+    }
+
+    /// Whether an object is host-backed or GPU-only.
+    pub fn kind(&self, id: ObjectId) -> Result<ObjectKind> {
+        Ok(self.entry(id)?.kind)
+    }
+
+    /// Whether an object has a device copy now.
+    pub fn is_resident(&self, id: ObjectId) -> bool {
+        self.cache.contains(id)
+    }
+
+    /// Number of live objects.
+    pub fn object_count(&self) -> usize {
+        self.objects.len()
+    }
+
+    /// Announces a vector of independent contractions about to run, so that the policy can
+    /// protect its members that are resident (pre-protected LRU).
+    pub fn begin_vector(&mut self, members: &[ObjectId]) -> Result<()> {
+        let mut resident = Vec::with_capacity(members.len());
+        for &id in members {
+            self.entry(id)?;
+            if self.cache.contains(id) {
+                resident.push(id);
+            }
+        }
+        self.policy.begin_vector(&resident);
+        Ok(())
+    }
+
+    /// Gives the policy the sequence of object uses to come: each launch's objects, in the
+    /// order of its access list, launch after launch. Objects must exist already (create the
+    /// intermediates up front). Only the `belady` policy uses it.
+    pub fn set_future(&mut self, accesses: &[ObjectId]) -> Result<()> {
+        if let Some(&bad) = accesses.iter().find(|id| !self.objects.contains_key(id)) {
+            return Err(Error::UnknownObject(bad));
+        }
+        self.policy.set_future(accesses);
+        Ok(())
+    }
+
+    /// The host values of an object, copied from the device first if the device holds the only
+    /// valid copy (on-demand sync). The object stays resident.
+    pub fn read(&mut self, id: ObjectId) -> Result<&[Complex64]> {
+        match self.entry(id)?.state {
+            State::Empty => return Err(Error::Uninitialized(id)),
+            State::DeviceDirty => self.sync_to_host(id, 0)?,
+            State::HostValid | State::Consistent => {}
+        }
+        self.entry(id)?
+            .host
+            .as_deref()
+            .ok_or(Error::Uninitialized(id))
+    }
+
+    /// Replaces an object's values from the host. A device copy, now stale, is dropped (its
+    /// buffers go to the free pool, or are freed).
+    pub fn write(&mut self, id: ObjectId, data: Vec<Complex64>) -> Result<()> {
+        let layout = self.entry(id)?.layout;
+        check_len(&format!("object {id}"), &layout, data.len())?;
+        let dropped = self.drop_device_copy(id);
+        let e = self.entry_mut(id)?;
+        e.host = Some(data);
+        e.state = State::HostValid;
+        dropped
+    }
+
+    /// Releases an object: it is gone, and its device buffers go to the free pool (or are
+    /// freed when lazy release is off).
+    pub fn release(&mut self, id: ObjectId) -> Result<()> {
+        self.entry(id)?;
+        let dropped = self.drop_device_copy(id);
+        self.objects.remove(&id);
+        dropped
+    }
+
+    /// Blocks until all work on all streams has completed.
+    pub fn synchronize(&mut self) -> Result<()> {
+        self.backend.synchronize()?;
+        Ok(())
+    }
+
+    /// A snapshot of the statistics.
+    pub fn stats(&self) -> Stats {
+        let d = self.backend.counters();
+        let c = self.counters;
+        Stats {
+            allocations: d.allocations,
+            frees: d.frees,
+            pool_reuses: c.pool_reuses,
+            hits: c.hits,
+            misses: c.misses,
+            hit_rate: Stats::compute_hit_rate(c.hits, c.misses),
+            evictions: c.evictions,
+            writebacks: c.writebacks,
+            h2d_bytes: d.h2d_bytes,
+            d2h_bytes: d.d2h_bytes,
+            h2d_copies: d.h2d_copies,
+            d2h_copies: d.d2h_copies,
+            peak_device_bytes: d.peak_device_bytes,
+            flops: d.flops,
+            gemm_calls: d.gemm_calls,
+        }
+    }
+}
+
+fn check_len(what: &str, layout: &Layout, got: usize) -> Result<()> {
+    if got != layout.elems() {
+        return Err(Error::LengthMismatch {
+            what: what.to_owned(),
+            expected: layout.elems(),
+            got,
+        });
+    }
+    Ok(())
+}
+
+impl<B: Backend> Drop for Runtime<B> {
+    fn drop(&mut self) {
+        // Nothing can be reported from here: wait for the device, then return every buffer.
+        let _ = self.backend.synchronize();
+        for (_, r) in self.cache.drain() {
+            for b in r.buffers {
+                let _ = self.backend.free(b);
+            }
+        }
+        for p in self.pool.drain() {
+            let _ = self.backend.free(p.buffer);
+        }
+    }
+}
