@@ -7,9 +7,7 @@ mod common;
 use common::*;
 use memhc_core::backend::gemm::{GemmItem, GemmShape};
 use memhc_core::backend::host::HostBackend;
-use memhc_core::{
-    Access, Config, Error, Layout, Mode, ObjectKind, PolicyKind, Runtime, State,
-};
+use memhc_core::{Access, Config, Error, Layout, Mode, ObjectKind, PolicyKind, Runtime, State};
 
 const MIB: usize = 1 << 20;
 
@@ -39,7 +37,11 @@ fn repeated_inputs_are_hits_and_outputs_stay_on_the_device() {
 
     multiply(&mut rt, 1, a, b, c).unwrap();
     let s = rt.stats();
-    assert_eq!((s.hits, s.misses, s.allocations), (3, 3, 3), "second launch: all hits");
+    assert_eq!(
+        (s.hits, s.misses, s.allocations),
+        (3, 3, 3),
+        "second launch: all hits"
+    );
     assert_eq!(s.h2d_bytes as usize, 2 * l.bytes(), "no copy for a hit");
     assert_eq!(s.hit_rate, 0.5);
 
@@ -48,7 +50,11 @@ fn repeated_inputs_are_hits_and_outputs_stay_on_the_device() {
     assert_eq!(rt.state(c).unwrap(), State::Consistent);
     assert_eq!(rt.stats().d2h_bytes as usize, l.bytes(), "read syncs once");
     rt.read(c).unwrap();
-    assert_eq!(rt.stats().d2h_bytes as usize, l.bytes(), "a second read does not copy");
+    assert_eq!(
+        rt.stats().d2h_bytes as usize,
+        l.bytes(),
+        "a second read does not copy"
+    );
     rt.audit().unwrap();
 }
 
@@ -85,7 +91,11 @@ fn without_lazy_release_buffers_are_freed() {
     rt.release(t).unwrap();
     assert_eq!(rt.pooled_bytes(), 0);
     assert_eq!(rt.stats().frees, 1);
-    assert_eq!(rt.backend().used(), l.bytes(), "only a is left on the device");
+    assert_eq!(
+        rt.backend().used(),
+        l.bytes(),
+        "only a is left on the device"
+    );
     rt.audit().unwrap();
 }
 
@@ -105,7 +115,11 @@ fn unpacked_objects_take_one_buffer_and_one_copy_per_component() {
     let s = rt.stats();
     assert_eq!(s.allocations, 48);
     assert_eq!(s.h2d_copies, 32);
-    assert_close(rt.read(c).unwrap(), &product(&av, &bv, l), "unpacked product");
+    assert_close(
+        rt.read(c).unwrap(),
+        &product(&av, &bv, l),
+        "unpacked product",
+    );
     assert_eq!(rt.stats().d2h_copies, 16);
     rt.audit().unwrap();
 }
@@ -114,7 +128,9 @@ fn unpacked_objects_take_one_buffer_and_one_copy_per_component() {
 fn packed_objects_expose_one_contiguous_range() {
     let mut rt = runtime(Config::default());
     let l = square(3, 2);
-    let a = rt.register(vec![memhc_core::Complex64::new(1.0, 0.0); l.elems()], l).unwrap();
+    let a = rt
+        .register(vec![memhc_core::Complex64::new(1.0, 0.0); l.elems()], l)
+        .unwrap();
     rt.launch(0, &[Access::read(a)], |launch| {
         let whole = launch.contiguous(0)?.expect("packed");
         assert_eq!(whole.offset, 0);
@@ -144,10 +160,17 @@ fn eviction_writes_back_device_only_objects_and_loses_nothing() {
     multiply(&mut rt, 0, a, b, c).unwrap(); // a comes back; LRU victim: c is in use -> d
     let s = rt.stats();
     assert_eq!(s.evictions, 2);
-    assert_eq!(s.writebacks, 1, "d was GPU-only: written back before it left");
+    assert_eq!(
+        s.writebacks, 1,
+        "d was GPU-only: written back before it left"
+    );
     assert_eq!(rt.state(d).unwrap(), State::HostValid);
     let cv = product(&av, &bv, l);
-    assert_close(rt.read(d).unwrap(), &product(&cv, &cv, l), "d survived eviction");
+    assert_close(
+        rt.read(d).unwrap(),
+        &product(&cv, &cv, l),
+        "d survived eviction",
+    );
     assert_close(rt.read(c).unwrap(), &cv, "c");
     assert!(rt.used_bytes() <= rt.budget());
     rt.audit().unwrap();
@@ -179,7 +202,10 @@ fn pool_is_drained_before_anything_is_evicted() {
     touch(&mut rt, &[d]).unwrap(); // needs 2 units: drain the pool first, then evict one more
     let after = rt.stats();
     assert_eq!(rt.pooled_bytes(), 0);
-    assert_eq!(after.frees - before.frees, 1 + (after.evictions - before.evictions));
+    assert_eq!(
+        after.frees - before.frees,
+        1 + (after.evictions - before.evictions)
+    );
     rt.audit().unwrap();
 }
 
@@ -223,22 +249,46 @@ fn modes_differ_in_traffic_not_in_results() {
     };
     let ab = product(&av, &bv, l);
     let expected = product(&av, &product(&ab, &bv, l), l);
-    let (naive, reorg, reorg_sync, optimal) =
-        (run(Mode::Naive), run(Mode::Reorg), run(Mode::ReorgSync), run(Mode::Optimal));
-    for (name, r) in [("naive", &naive), ("reorg", &reorg), ("reorg-sync", &reorg_sync), ("optimal", &optimal)] {
+    let (naive, reorg, reorg_sync, optimal) = (
+        run(Mode::Naive),
+        run(Mode::Reorg),
+        run(Mode::ReorgSync),
+        run(Mode::Optimal),
+    );
+    for (name, r) in [
+        ("naive", &naive),
+        ("reorg", &reorg),
+        ("reorg-sync", &reorg_sync),
+        ("optimal", &optimal),
+    ] {
         assert_close(&r.2, &expected, name);
     }
     let (comps, bytes) = (l.components() as u64, l.bytes() as u64);
     // naive: per launch, every object in and out, one buffer per component.
-    assert_eq!(naive.0.h2d_bytes, 6 * bytes, "naive copies both inputs of every launch");
-    assert_eq!(naive.0.d2h_bytes, 3 * bytes, "naive copies every output back");
+    assert_eq!(
+        naive.0.h2d_bytes,
+        6 * bytes,
+        "naive copies both inputs of every launch"
+    );
+    assert_eq!(
+        naive.0.d2h_bytes,
+        3 * bytes,
+        "naive copies every output back"
+    );
     assert_eq!(naive.0.allocations, 9 * comps);
     assert_eq!(naive.1, (false, false), "naive keeps nothing resident");
     // reorg: the same traffic in one buffer per object.
-    assert_eq!((reorg.0.h2d_bytes, reorg.0.d2h_bytes), (6 * bytes, 3 * bytes));
+    assert_eq!(
+        (reorg.0.h2d_bytes, reorg.0.d2h_bytes),
+        (6 * bytes, 3 * bytes)
+    );
     assert_eq!(reorg.0.allocations, 9);
     // reorg-sync: intermediates stay on the device; host-backed inputs are still re-copied.
-    assert_eq!(reorg_sync.0.h2d_bytes, 4 * bytes, "a and b are copied in at each use");
+    assert_eq!(
+        reorg_sync.0.h2d_bytes,
+        4 * bytes,
+        "a and b are copied in at each use"
+    );
     assert_eq!(reorg_sync.0.d2h_bytes, 0);
     assert_eq!(reorg_sync.1, (false, true));
     // optimal: a and b copied once, nothing copied back until the read.
@@ -280,35 +330,50 @@ fn launches_on_different_streams_respect_dependencies() {
 }
 
 /// Memory used by work still in flight is not reused, freed or evicted until that work is
-/// done: a slow launch on stream 0 reads `a`; `a` is then released and its buffer reused (or
-/// freed, or evicted) by work on stream 1.
+/// done. The device is paused, so the first launch (stream 0, reading `a` and `b`) is certainly
+/// still queued when `a` is overwritten from the host (its device copy is dropped: pooled or
+/// freed) and a launch on stream 1 reuses `a`'s pooled buffer or, with a tight budget, evicts
+/// `b`. Host waits block until another thread resumes the device.
 #[test]
 fn in_flight_work_keeps_its_memory() {
-    let big = square(8, 48);
-    for (lazy, budget_objects) in [(true, 16), (false, 16), (true, 3), (false, 3)] {
+    let l = square(4, 16);
+    let tight = 3 * l.bytes();
+    for (lazy, budget) in [
+        (true, 64 * MIB),
+        (false, 64 * MIB),
+        (true, tight),
+        (false, tight),
+    ] {
         let config = Config {
             lazy_release: lazy,
-            ..Config::default()
-                .with_budget(budget_objects * big.bytes())
-                .with_streams(2)
+            ..Config::default().with_budget(budget).with_streams(2)
         };
         let mut rt = runtime(config);
         let mut g = rng(10);
-        let (av, bv) = (random(&mut g, big), random(&mut g, big));
-        let a = rt.register(av.clone(), big).unwrap();
-        let b = rt.register(bv.clone(), big).unwrap();
-        let c = rt.create(big).unwrap();
+        let (av, bv) = (random(&mut g, l), random(&mut g, l));
+        let a = rt.register(av.clone(), l).unwrap();
+        let b = rt.register(bv.clone(), l).unwrap();
+        let c = rt.create(l).unwrap();
+        let dv = random(&mut g, l);
+        let d = rt.register(dv.clone(), l).unwrap();
+        let e = rt.create(l).unwrap();
+
+        let pause = rt.backend().pause();
         multiply(&mut rt, 0, a, b, c).unwrap();
-        // Overwrite a on the host: its device copy is dropped while the GEMM may still read it.
+        let resume = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            drop(pause);
+        });
         rt.write(a, bv.clone()).unwrap();
-        let d = rt.register(random(&mut g, big), big).unwrap();
-        let e = rt.create(big).unwrap();
         multiply(&mut rt, 1, d, d, e).unwrap();
-        assert_close(
-            rt.read(c).unwrap(),
-            &product(&av, &bv, big),
-            &format!("lazy {lazy}, budget {budget_objects}"),
-        );
+        resume.join().unwrap();
+
+        let what = format!("lazy release {lazy}, budget {budget}");
+        assert_close(rt.read(c).unwrap(), &product(&av, &bv, l), &what);
+        assert_close(rt.read(e).unwrap(), &product(&dv, &dv, l), &what);
+        if budget == tight {
+            assert!(rt.stats().evictions > 0, "{what}: nothing was evicted");
+        }
         rt.audit().unwrap();
     }
 }
@@ -350,7 +415,10 @@ fn misuse_returns_typed_errors_and_changes_nothing() {
             budget: 2 * l.bytes()
         }
     );
-    assert!(err.to_string().contains(&format!("{} bytes needed", 3 * l.bytes())));
+    assert!(
+        err.to_string()
+            .contains(&format!("{} bytes needed", 3 * l.bytes()))
+    );
 
     assert_eq!(touch(&mut rt, &[c]).unwrap_err(), Error::Uninitialized(c));
     assert_eq!(rt.read(c).unwrap_err(), Error::Uninitialized(c));
@@ -360,13 +428,23 @@ fn misuse_returns_typed_errors_and_changes_nothing() {
     );
     assert!(matches!(
         rt.launch(2, &[Access::read(a)], |_| Ok(())),
-        Err(Error::NoSuchStream { stream: 2, streams: 2 })
+        Err(Error::NoSuchStream {
+            stream: 2,
+            streams: 2
+        })
     ));
     assert!(matches!(
         rt.register(vec![], l),
-        Err(Error::LengthMismatch { expected: 32, got: 0, .. })
+        Err(Error::LengthMismatch {
+            expected: 32,
+            got: 0,
+            ..
+        })
     ));
-    assert!(matches!(rt.write(a, vec![]), Err(Error::LengthMismatch { .. })));
+    assert!(matches!(
+        rt.write(a, vec![]),
+        Err(Error::LengthMismatch { .. })
+    ));
     // Writing into an object the launch only reads.
     let n = side(l);
     let misuse = rt.launch(0, &[Access::read(a), Access::read(b)], |launch| {
@@ -379,7 +457,9 @@ fn misuse_returns_typed_errors_and_changes_nothing() {
     });
     assert!(matches!(misuse, Err(Error::LaunchMisuse(m)) if m.contains("read-only")));
     assert!(matches!(
-        rt.launch(0, &[Access::read(a)], |launch| launch.component(3, 0).map(|_| ())),
+        rt.launch(0, &[Access::read(a)], |launch| launch
+            .component(3, 0)
+            .map(|_| ())),
         Err(Error::LaunchMisuse(_))
     ));
     rt.release(b).unwrap();
@@ -422,8 +502,15 @@ fn every_policy_gives_the_same_results_under_pressure() {
     let mut g = rng(14);
     let inputs: Vec<_> = (0..6).map(|_| random(&mut g, l)).collect();
     for policy in PolicyKind::ALL {
-        let mut rt = runtime(Config::default().with_budget(4 * l.bytes()).with_policy(policy));
-        let ids: Vec<_> = inputs.iter().map(|v| rt.register(v.clone(), l).unwrap()).collect();
+        let mut rt = runtime(
+            Config::default()
+                .with_budget(4 * l.bytes())
+                .with_policy(policy),
+        );
+        let ids: Vec<_> = inputs
+            .iter()
+            .map(|v| rt.register(v.clone(), l).unwrap())
+            .collect();
         let mut outs = Vec::new();
         for i in 0..6 {
             let out = rt.create(l).unwrap();
@@ -436,7 +523,11 @@ fn every_policy_gives_the_same_results_under_pressure() {
         assert!(s.evictions > 0 && s.writebacks > 0, "{policy}: {s:?}");
         for (i, &out) in outs.iter().enumerate() {
             let expected = product(&inputs[i], &inputs[(i + 2) % 6], l);
-            assert_close(rt.read(out).unwrap(), &expected, &format!("{policy} output {i}"));
+            assert_close(
+                rt.read(out).unwrap(),
+                &expected,
+                &format!("{policy} output {i}"),
+            );
         }
         rt.audit().unwrap();
     }

@@ -111,6 +111,19 @@ pub struct HostBackend {
     streams: Mutex<Vec<Weak<stream::StreamState>>>,
     par: Par,
     poison: bool,
+    gate: Arc<stream::Gate>,
+}
+
+/// While this guard lives, no stream of the backend starts another job (see
+/// [`HostBackend::pause`]). Dropping it, from any thread, lets them go on.
+#[derive(Debug)]
+#[must_use = "the device resumes as soon as the guard is dropped"]
+pub struct Pause(Arc<stream::Gate>);
+
+impl Drop for Pause {
+    fn drop(&mut self) {
+        self.0.open();
+    }
 }
 
 impl HostBackend {
@@ -127,6 +140,7 @@ impl HostBackend {
             streams: Mutex::new(Vec::new()),
             par: Par::rayon(0),
             poison: true,
+            gate: Arc::default(),
         }
     }
 
@@ -145,6 +159,16 @@ impl HostBackend {
     pub fn with_poison(mut self, poison: bool) -> Self {
         self.poison = poison;
         self
+    }
+
+    /// Freezes the device: no stream starts another job until the returned guard is dropped.
+    /// Calls keep enqueueing, so everything queued meanwhile is certainly in flight. Tests use
+    /// it to check that memory in use by queued work is never freed, reused or evicted early;
+    /// a host call that must wait for the device blocks until the guard is dropped (by another
+    /// thread).
+    pub fn pause(&self) -> Pause {
+        self.gate.close();
+        Pause(Arc::clone(&self.gate))
     }
 
     /// The device capacity in bytes.
@@ -305,7 +329,7 @@ impl Backend for HostBackend {
     fn create_stream(&self) -> Result<HostStream, BackendError> {
         let mut streams = self.streams.lock().unwrap_or_else(|p| p.into_inner());
         streams.retain(|w| w.strong_count() > 0);
-        let s = HostStream::spawn(streams.len())?;
+        let s = HostStream::spawn(streams.len(), Arc::clone(&self.gate))?;
         streams.push(Arc::downgrade(&s.state));
         Ok(s)
     }

@@ -7,6 +7,35 @@ use std::thread::JoinHandle;
 
 use crate::error::{BackendError, BackendOp};
 
+/// A switch every worker checks before each job: while it is closed, no stream makes progress
+/// (see [`HostBackend::pause`](super::HostBackend::pause)).
+#[derive(Debug, Default)]
+pub(super) struct Gate {
+    closed: Mutex<u32>,
+    opened: Condvar,
+}
+
+impl Gate {
+    pub(super) fn close(&self) {
+        *self.closed.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+    }
+
+    pub(super) fn open(&self) {
+        let mut closed = self.closed.lock().unwrap_or_else(|p| p.into_inner());
+        *closed = closed.saturating_sub(1);
+        if *closed == 0 {
+            self.opened.notify_all();
+        }
+    }
+
+    fn pass(&self) {
+        let mut closed = self.closed.lock().unwrap_or_else(|p| p.into_inner());
+        while *closed > 0 {
+            closed = self.opened.wait(closed).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
 /// A unit of queued work. It reports failure through its result; a panic inside it is caught
 /// and reported the same way.
 pub(super) type Job = Box<dyn FnOnce() -> Result<(), BackendError> + Send>;
@@ -55,13 +84,13 @@ pub struct HostStream {
 }
 
 impl HostStream {
-    pub(super) fn spawn(index: usize) -> Result<Self, BackendError> {
+    pub(super) fn spawn(index: usize, gate: Arc<Gate>) -> Result<Self, BackendError> {
         let (sender, receiver) = mpsc::channel::<Job>();
         let state = Arc::new(StreamState::default());
         let worker_state = Arc::clone(&state);
         let worker = std::thread::Builder::new()
             .name(format!("memhc-host-stream-{index}"))
-            .spawn(move || run(receiver, &worker_state))
+            .spawn(move || run(receiver, &worker_state, &gate))
             .map_err(|e| BackendError::Driver {
                 call: "std::thread::spawn",
                 message: e.to_string(),
@@ -92,8 +121,9 @@ fn stopped() -> BackendError {
     }
 }
 
-fn run(receiver: mpsc::Receiver<Job>, state: &StreamState) {
+fn run(receiver: mpsc::Receiver<Job>, state: &StreamState, gate: &Gate) {
     while let Ok(job) = receiver.recv() {
+        gate.pass();
         let outcome = catch_unwind(AssertUnwindSafe(job)).unwrap_or_else(|panic| {
             let message = panic
                 .downcast_ref::<&str>()
