@@ -86,6 +86,7 @@ struct Armed {
     watched_calls: u64,
     per_op_calls: Vec<(BackendOp, u64)>,
     injected: u64,
+    suspended: bool,
 }
 
 /// The fault-injecting wrapper. See the [module documentation](self).
@@ -106,6 +107,7 @@ impl<B: Backend> FaultInjector<B> {
                 watched_calls: 0,
                 per_op_calls: Vec::new(),
                 injected: 0,
+                suspended: false,
             }),
         }
     }
@@ -127,6 +129,12 @@ impl<B: Backend> FaultInjector<B> {
         self.arm(FaultPlan::never());
     }
 
+    /// Suspends (`true`) or resumes (`false`) the plan without resetting it: while suspended,
+    /// calls are neither counted nor failed (for example while a test inspects the runtime).
+    pub fn suspend(&self, suspended: bool) {
+        self.lock().suspended = suspended;
+    }
+
     /// How many faults were injected so far.
     pub fn injected(&self) -> u64 {
         self.lock().injected
@@ -144,6 +152,9 @@ impl<B: Backend> FaultInjector<B> {
     /// Counts a call of kind `op` and decides whether it fails.
     fn gate(&self, op: BackendOp, bytes: usize) -> Result<(), BackendError> {
         let mut s = self.lock();
+        if s.suspended {
+            return Ok(());
+        }
         let call = match s.per_op_calls.iter_mut().find(|(o, _)| *o == op) {
             Some((_, n)) => {
                 *n += 1;

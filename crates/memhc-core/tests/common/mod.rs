@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod workload;
+
 use memhc_core::backend::gemm::{GemmItem, GemmShape};
 use memhc_core::conformance::{random_elements, reference_gemm};
 use memhc_core::{Access, Backend, Complex64, Layout, ObjectId, Result, Runtime};
