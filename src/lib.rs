@@ -1,2 +1,23 @@
-//! memhc facade (wip).
+//! # memhc
+//!
+//! A runtime that runs long sequences of batched complex-f64 tensor contractions on GPUs and
+//! owns GPU memory on behalf of the code that calls it, built for lattice-QCD correlation
+//! functions (Redstar-like codes) whose data does not fit on one GPU. It implements the MemHC
+//! paper (Wang et al., ACM TACO 19(2), 2022) faithfully: duplication-aware caching, lazy
+//! release into a free pool, packed spin components, GPU-only intermediates with on-demand
+//! synchronisation, and LRU / pre-protected LRU eviction; and goes beyond it with a
+//! queue-aware (Belady) policy that also gives the lower bound on misses.
+//!
+//! This is the facade crate: it re-exports [`memhc_core`], the backend-agnostic runtime with
+//! its CPU reference backend, so that everything runs and is tested on a machine with no GPU.
+//! The GPU backends arrive as features:
+//!
+//! * `cuda`: the NVIDIA backend (driver API and cuBLAS, loaded at run time) — reserved, not
+//!   yet implemented;
+//! * `rocm`: the AMD backend (HIP and rocBLAS, loaded at run time) — reserved, not yet
+//!   implemented.
+//!
+//! Start with [`Runtime`], [`Config`] and the [`backend::host::HostBackend`]; the example in
+//! [`memhc_core`]'s documentation runs one contraction end to end.
+
 pub use memhc_core::*;

@@ -1,5 +1,7 @@
 //! The backend conformance suite on the host reference backend.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests unwrap what must succeed
+
 use memhc_core::backend::host::HostBackend;
 
 memhc_core::backend_conformance_tests!(|| Ok::<_, std::convert::Infallible>(HostBackend::new(

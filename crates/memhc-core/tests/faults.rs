@@ -4,6 +4,8 @@
 //! failed launch, its output holds its old value, no value, or (when only the copy back after
 //! the work failed) the new one, never anything else; every other object is untouched.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests unwrap what must succeed
+
 mod common;
 
 use std::collections::HashMap;
@@ -13,7 +15,9 @@ use common::{multiply, product, touch};
 use memhc_core::backend::fault::{FaultInjector, FaultPlan};
 use memhc_core::backend::host::HostBackend;
 use memhc_core::conformance::{TOLERANCE, relative_error};
-use memhc_core::{BackendError, BackendOp, Complex64, Config, Error, ObjectId, PolicyKind, Runtime};
+use memhc_core::{
+    BackendError, BackendOp, Complex64, Config, Error, ObjectId, PolicyKind, Runtime,
+};
 use proptest::prelude::*;
 
 const ALL_OPS: [BackendOp; 6] = [
@@ -72,12 +76,18 @@ fn run(config: Config, actions: &[Action], plan: FaultPlan) -> Result<u64, TestC
     rt.backend().arm(plan.clone());
     for (i, action) in actions.iter().enumerate().filter(|(_, a)| !creates(a)) {
         let failed: Option<Error> = match action {
-            Action::Multiply { a, b, out, stream, .. } => {
+            Action::Multiply {
+                a, b, out, stream, ..
+            } => {
                 let inputs = model[a].clone().zip(model[b].clone());
                 let r = multiply(&mut rt, stream % streams, *a, *b, *out);
                 match (inputs, r) {
                     (None, Err(Error::Uninitialized(_))) => None,
-                    (None, r) => return Err(TestCaseError::fail(format!("step {i}: {r:?} with an input unset"))),
+                    (None, r) => {
+                        return Err(TestCaseError::fail(format!(
+                            "step {i}: {r:?} with an input unset"
+                        )));
+                    }
                     (Some((x, y)), Ok(())) => {
                         model.insert(*out, Some(product(&x, &y, rt.layout(*out).unwrap())));
                         None
@@ -92,7 +102,10 @@ fn run(config: Config, actions: &[Action], plan: FaultPlan) -> Result<u64, TestC
                             (Some(v), Some(o)) if same(v, o) => true,
                             (Some(v), _) => same(v, &new),
                         };
-                        prop_assert!(fine, "step {i}: after {e}, the output holds neither its old value, nor none, nor the new one");
+                        prop_assert!(
+                            fine,
+                            "step {i}: after {e}, the output holds neither its old value, nor none, nor the new one"
+                        );
                         model.insert(*out, now);
                         rt.backend().suspend(false);
                         Some(e)
@@ -124,13 +137,20 @@ fn run(config: Config, actions: &[Action], plan: FaultPlan) -> Result<u64, TestC
                 }
                 (Err(Error::Uninitialized(_)), None) => None,
                 (Err(e), Some(_)) => Some(e),
-                (r, want) => return Err(TestCaseError::fail(format!("step {i}: read {r:?}, model {want:?}"))),
+                (r, want) => {
+                    return Err(TestCaseError::fail(format!(
+                        "step {i}: read {r:?}, model {want:?}"
+                    )));
+                }
             },
             Action::BeginVector(ids) => rt.begin_vector(ids).err(),
             Action::Register(..) | Action::Create(..) => None,
         };
         if let Some(e) = failed {
-            prop_assert!(injected(&e, oom), "step {i} ({action:?}) failed with {e}, not an injected fault");
+            prop_assert!(
+                injected(&e, oom),
+                "step {i} ({action:?}) failed with {e}, not an injected fault"
+            );
         }
         if let Err(e) = rt.audit() {
             prop_assert!(false, "step {i} ({action:?}): {e}");
@@ -159,16 +179,18 @@ fn config() -> impl Strategy<Value = Config> {
         1usize..4,
         0usize..8,
     )
-        .prop_map(|(policy, [dedup, lazy, packing, sync], streams, extra)| Config {
-            budget: Some(largest_working_set() + extra * largest_object()),
-            policy,
-            seed: 1,
-            streams,
-            dedup,
-            lazy_release: lazy,
-            packing,
-            on_demand_sync: sync,
-        })
+        .prop_map(
+            |(policy, [dedup, lazy, packing, sync], streams, extra)| Config {
+                budget: Some(largest_working_set() + extra * largest_object()),
+                policy,
+                seed: 1,
+                streams,
+                dedup,
+                lazy_release: lazy,
+                packing,
+                on_demand_sync: sync,
+            },
+        )
 }
 
 fn plan() -> impl Strategy<Value = FaultPlan> {
@@ -218,6 +240,9 @@ fn every_kind_of_fault_at_every_early_point() {
             }
         }
         // A kind of call may be too rare in one of the configurations to reach the tenth one.
-        assert!((10..=20).contains(&injected), "{op}: {injected} of 20 planned faults happened");
+        assert!(
+            (10..=20).contains(&injected),
+            "{op}: {injected} of 20 planned faults happened"
+        );
     }
 }

@@ -5,6 +5,8 @@
 //! (b) the same under pre-protected LRU: A and B are protected, only C and D are evicted.
 //! (c) (A,B,C,D) then (E,F,C,D) under pre-protected LRU: only A and B are evicted.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests unwrap what must succeed
+
 mod common;
 
 use common::*;

@@ -4,6 +4,8 @@
 //! tables pass `audit()` and the budget holds; every read returns the last value written
 //! (nothing is lost through eviction, reuse or write-back).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests unwrap what must succeed
+
 mod common;
 
 use common::workload::{Action, creates, largest_object, largest_working_set, program, resolve};

@@ -2,6 +2,8 @@
 //! objects and on-demand sync, the free pool, packing, eviction with write-back, the paper's
 //! modes, multi-stream dependencies, and the errors a caller can provoke.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests unwrap what must succeed
+
 mod common;
 
 use common::*;

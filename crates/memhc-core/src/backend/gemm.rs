@@ -178,7 +178,7 @@ impl<'a, M> DeviceRef<'a, M> {
     }
 
     /// The same buffer, `delta` elements further.
-    pub fn add(self, delta: usize) -> Self {
+    pub fn offset_by(self, delta: usize) -> Self {
         DeviceRef {
             buffer: self.buffer,
             offset: self.offset + delta,
@@ -228,9 +228,9 @@ impl<'a, M> StridedBatch<'a, M> {
     /// Item `i` of the batch as a pointer-array item.
     pub fn item(&self, i: usize) -> GemmItem<'a, M> {
         GemmItem {
-            a: self.a.add(i * self.stride_a),
-            b: self.b.add(i * self.stride_b),
-            c: self.c.add(i * self.stride_c),
+            a: self.a.offset_by(i * self.stride_a),
+            b: self.b.offset_by(i * self.stride_b),
+            c: self.c.offset_by(i * self.stride_c),
         }
     }
 }
