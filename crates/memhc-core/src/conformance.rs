@@ -27,7 +27,7 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::backend::gemm::{DeviceRef, GemmItem, GemmShape, Op, StridedBatch};
-use crate::backend::{Backend, DeviceMemory, as_bytes, as_bytes_mut};
+use crate::backend::{Backend, DeviceMemory, HostMemory, as_bytes, as_bytes_mut};
 use crate::error::BackendError;
 use crate::object::ELEMENT_BYTES;
 
@@ -202,6 +202,59 @@ pub fn copy_round_trip<B: Backend>(b: &B) -> Check {
         "copy_h2d read its source after returning".into()
     })?;
     free_all(b, [buf])
+}
+
+/// An asynchronous copy back into backend host memory lands after the work before it on the
+/// stream, and may be read once an event after it has completed; out-of-range requests are
+/// refused.
+pub fn copy_d2h_async_round_trip<B: Backend>(b: &B) -> Check {
+    let s = b.create_stream()?;
+    let mut rng = ChaCha8Rng::seed_from_u64(0xd2a5);
+    let n = 40;
+    let shape = GemmShape::dense(n, n, n);
+    let a = random_elements(&mut rng, n * n);
+    let ab = upload(b, &s, &a)?;
+    let cb = b.alloc(n * n * ELEMENT_BYTES)?;
+    let item = [GemmItem {
+        a: DeviceRef::new(&ab, 0),
+        b: DeviceRef::new(&ab, 0),
+        c: DeviceRef::new(&cb, 0),
+    }];
+    b.gemm_batched(&s, &shape, &item)?;
+    let bytes = n * n * ELEMENT_BYTES;
+    let host = b.alloc_host(bytes + 32)?;
+    ensure(host.bytes() == bytes + 32, || "host buffer size".into())?;
+    b.copy_d2h_async(&s, &cb, 0, &host, 32, bytes)?;
+    let done = b.create_event()?;
+    b.record_event(&done, &s)?;
+    b.event_synchronize(&done)?;
+    let mut got = vec![Complex64::new(0.0, 0.0); n * n];
+    host.read(32, as_bytes_mut(&mut got))?;
+    let mut expected = vec![Complex64::new(0.0, 0.0); n * n];
+    reference_gemm(&shape, &a, &a, &mut expected);
+    let err = relative_error(&got, &expected);
+    ensure(err <= TOLERANCE, || {
+        format!("async copy back: relative error {err:e}")
+    })?;
+    let refused =
+        |r: Result<(), BackendError>| matches!(r, Err(BackendError::InvalidArgument { .. }));
+    ensure(
+        refused(b.copy_d2h_async(&s, &cb, 0, &host, 64, bytes)),
+        || "an async copy past the end of the host buffer was accepted".into(),
+    )?;
+    ensure(
+        refused(b.copy_d2h_async(&s, &cb, 16, &host, 0, bytes)),
+        || "an async copy past the end of the device buffer was accepted".into(),
+    )?;
+    ensure(refused(host.read(bytes, &mut [0u8; 64])), || {
+        "a read past the end was accepted".into()
+    })?;
+    ensure(
+        matches!(b.alloc_host(0), Err(BackendError::InvalidArgument { .. })),
+        || "a zero-byte host allocation must be an invalid argument".into(),
+    )?;
+    b.synchronize()?;
+    free_all(b, [ab, cb])
 }
 
 /// Copies that fall outside their buffer are invalid arguments, and change nothing.
@@ -625,6 +678,7 @@ pub fn run_all<B: Backend>(b: &B) -> Check {
     alloc_and_free(b)?;
     copy_round_trip(b)?;
     copy_bounds_are_checked(b)?;
+    copy_d2h_async_round_trip(b)?;
     gemm_batched_matches_reference(b)?;
     gemm_strided_matches_reference(b)?;
     gemm_beta_semantics(b)?;
@@ -645,6 +699,7 @@ macro_rules! backend_conformance_tests {
             alloc_and_free,
             copy_round_trip,
             copy_bounds_are_checked,
+            copy_d2h_async_round_trip,
             gemm_batched_matches_reference,
             gemm_strided_matches_reference,
             gemm_beta_semantics,

@@ -193,6 +193,7 @@ impl<B: Backend> Backend for FaultInjector<B> {
     type Buffer = B::Buffer;
     type Stream = B::Stream;
     type Event = B::Event;
+    type HostBuffer = B::HostBuffer;
 
     fn name(&self) -> String {
         format!("{} with fault injection", self.inner.name())
@@ -257,6 +258,24 @@ impl<B: Backend> Backend for FaultInjector<B> {
     ) -> Result<(), BackendError> {
         self.gate(BackendOp::CopyH2D, src.len())?;
         self.inner.copy_h2d(stream, src, dst, dst_offset)
+    }
+
+    fn alloc_host(&self, bytes: usize) -> Result<Self::HostBuffer, BackendError> {
+        self.inner.alloc_host(bytes)
+    }
+
+    fn copy_d2h_async(
+        &self,
+        stream: &Self::Stream,
+        src: &Self::Buffer,
+        src_offset: usize,
+        dst: &Self::HostBuffer,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<(), BackendError> {
+        self.gate(BackendOp::CopyD2H, len)?;
+        self.inner
+            .copy_d2h_async(stream, src, src_offset, dst, dst_offset, len)
     }
 
     fn copy_d2h(

@@ -23,7 +23,7 @@ pub struct DeviceCounters {
     pub h2d_copies: u64,
     /// Bytes copied host to device.
     pub h2d_bytes: u64,
-    /// Device-to-host copies completed.
+    /// Device-to-host copies made (blocking or enqueued).
     pub d2h_copies: u64,
     /// Bytes copied device to host.
     pub d2h_bytes: u64,
@@ -111,6 +111,7 @@ impl<B: Backend> Backend for Instrumented<B> {
     type Buffer = B::Buffer;
     type Stream = B::Stream;
     type Event = B::Event;
+    type HostBuffer = B::HostBuffer;
 
     fn name(&self) -> String {
         self.inner.name()
@@ -187,6 +188,26 @@ impl<B: Backend> Backend for Instrumented<B> {
         self.inner.copy_h2d(stream, src, dst, dst_offset)?;
         bump(&self.counts.h2d_copies, 1);
         bump(&self.counts.h2d_bytes, src.len() as u64);
+        Ok(())
+    }
+
+    fn alloc_host(&self, bytes: usize) -> Result<Self::HostBuffer, BackendError> {
+        self.inner.alloc_host(bytes)
+    }
+
+    fn copy_d2h_async(
+        &self,
+        stream: &Self::Stream,
+        src: &Self::Buffer,
+        src_offset: usize,
+        dst: &Self::HostBuffer,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<(), BackendError> {
+        self.inner
+            .copy_d2h_async(stream, src, src_offset, dst, dst_offset, len)?;
+        bump(&self.counts.d2h_copies, 1);
+        bump(&self.counts.d2h_bytes, len as u64);
         Ok(())
     }
 

@@ -16,10 +16,13 @@
 //!   [`Backend::event_query`] / [`Backend::event_synchronize`] let the host test or wait for
 //!   completion. Waiting on an event waits for its most recent record at the time of the call
 //!   (CUDA semantics); an event never recorded counts as complete.
-//! * **Copies**: [`Backend::copy_h2d`] reads its host source before returning (a GPU backend
-//!   stages it through pinned memory), so the caller may reuse the slice at once; the device
-//!   write happens in stream order. [`Backend::copy_d2h`] runs in stream order and returns when
-//!   the destination slice is filled.
+//! * **Copies** are asynchronous and stream-ordered both ways. [`Backend::copy_h2d`] reads its
+//!   host source before returning (a GPU backend stages it through pinned memory), so the
+//!   caller may reuse the slice at once; the device write happens in stream order.
+//!   [`Backend::copy_d2h_async`] writes into a [`HostMemory`] buffer the backend allocated
+//!   (pinned, for a GPU), whose contents may be read once the copy has completed (after an
+//!   event or stream synchronisation). [`Backend::copy_d2h`] is the blocking convenience built
+//!   on it: it returns when the destination slice is filled.
 //! * **Freeing** a buffer that queued work still uses is the caller's bug: the caller must wait
 //!   on the buffer's events first. The host backend detects it and returns
 //!   [`BackendError::BufferInUse`](crate::BackendError::BufferInUse).
@@ -45,6 +48,18 @@ pub trait DeviceMemory: Send + Sync + std::fmt::Debug {
     fn handle(&self) -> u64;
 }
 
+/// Host memory a backend allocated as the destination of asynchronous device-to-host copies
+/// (page-locked memory on a GPU). Owned by whoever holds it; freed on drop.
+pub trait HostMemory: Send + Sync + std::fmt::Debug {
+    /// Size in bytes.
+    fn bytes(&self) -> usize;
+
+    /// Copies `dst.len()` bytes starting at byte `offset` into `dst`. The copies into this
+    /// buffer must have completed (the caller synchronised on them); a backend either waits
+    /// for them or reports [`BackendError::BufferInUse`](crate::BackendError::BufferInUse).
+    fn read(&self, offset: usize, dst: &mut [u8]) -> Result<(), BackendError>;
+}
+
 /// Device memory as the device reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct MemInfo {
@@ -66,6 +81,8 @@ pub trait Backend {
     type Stream: Send + Sync;
     /// A completion marker; clones refer to the same event.
     type Event: Clone + Send + Sync;
+    /// Host memory for asynchronous device-to-host copies.
+    type HostBuffer: HostMemory;
 
     /// A one-line description: the device, and the libraries in use.
     fn name(&self) -> String;
@@ -114,15 +131,41 @@ pub trait Backend {
         dst_offset: usize,
     ) -> Result<(), BackendError>;
 
+    /// Allocates `bytes` (> 0) of host memory that asynchronous copies can write into.
+    fn alloc_host(&self, bytes: usize) -> Result<Self::HostBuffer, BackendError>;
+
+    /// Enqueues a copy of `len` bytes from `src` (from byte `src_offset`) into `dst` (from byte
+    /// `dst_offset`), after all work enqueued on `stream` so far. `dst` may be read once the
+    /// copy has completed.
+    fn copy_d2h_async(
+        &self,
+        stream: &Self::Stream,
+        src: &Self::Buffer,
+        src_offset: usize,
+        dst: &Self::HostBuffer,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<(), BackendError>;
+
     /// Copies `dst.len()` bytes from `src` starting at byte `src_offset` into `dst`, after all
-    /// work enqueued on `stream` so far; returns when `dst` is filled.
+    /// work enqueued on `stream` so far; returns when `dst` is filled. The provided version
+    /// stages through [`Backend::alloc_host`], [`Backend::copy_d2h_async`] and
+    /// [`Backend::stream_synchronize`]; a backend may do better.
     fn copy_d2h(
         &self,
         stream: &Self::Stream,
         src: &Self::Buffer,
         src_offset: usize,
         dst: &mut [u8],
-    ) -> Result<(), BackendError>;
+    ) -> Result<(), BackendError> {
+        if dst.is_empty() {
+            return Ok(());
+        }
+        let staging = self.alloc_host(dst.len())?;
+        self.copy_d2h_async(stream, src, src_offset, &staging, 0, dst.len())?;
+        self.stream_synchronize(stream)?;
+        staging.read(0, dst)
+    }
 
     /// Enqueues a pointer-array batch of GEMMs (any mapping of operands to items; the
     /// `cublasZgemmBatched` form).

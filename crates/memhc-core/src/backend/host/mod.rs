@@ -31,7 +31,7 @@ use faer::Par;
 use num_complex::Complex64;
 
 use super::gemm::{GemmItem, GemmShape, StridedBatch, validate_batched, validate_strided};
-use super::{Backend, DeviceMemory, MemInfo};
+use super::{Backend, DeviceMemory, HostMemory, MemInfo};
 use crate::error::{BackendError, BackendOp};
 use crate::object::ELEMENT_BYTES;
 
@@ -100,6 +100,52 @@ impl DeviceMemory for HostBuffer {
 impl Drop for HostBuffer {
     fn drop(&mut self) {
         self.ledger.release(self.bytes);
+    }
+}
+
+/// Host memory for asynchronous device-to-host copies (plain memory here; pinned on a GPU).
+#[derive(Debug)]
+pub struct HostPinned {
+    handle: u64,
+    bytes: usize,
+    cell: Arc<Cell>,
+}
+
+impl HostMemory for HostPinned {
+    fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Reads the buffer; a copy into it that has not completed yet is reported as
+    /// [`BackendError::BufferInUse`] (the caller forgot to synchronise).
+    fn read(&self, offset: usize, dst: &mut [u8]) -> Result<(), BackendError> {
+        match offset.checked_add(dst.len()) {
+            Some(end) if end <= self.bytes => {}
+            _ => {
+                return Err(BackendError::invalid(
+                    BackendOp::CopyD2H,
+                    format!(
+                        "reading bytes {offset}..{} of a {}-byte host buffer",
+                        offset.saturating_add(dst.len()),
+                        self.bytes
+                    ),
+                ));
+            }
+        }
+        let pending = self.cell.pending.load(Ordering::Acquire);
+        if pending > 0 {
+            return Err(BackendError::BufferInUse {
+                handle: self.handle,
+                pending,
+            });
+        }
+        let data = self.cell.data.read().map_err(|_| BackendError::Async {
+            op: BackendOp::CopyD2H,
+            message: "host buffer lock poisoned".into(),
+        })?;
+        let bytes: &[u8] = bytemuck::cast_slice(data.as_slice());
+        dst.copy_from_slice(&bytes[offset..offset + dst.len()]);
+        Ok(())
     }
 }
 
@@ -265,6 +311,7 @@ impl Backend for HostBackend {
     type Buffer = HostBuffer;
     type Stream = HostStream;
     type Event = HostEvent;
+    type HostBuffer = HostPinned;
 
     fn name(&self) -> String {
         format!(
@@ -409,6 +456,72 @@ impl Backend for HostBackend {
         })
     }
 
+    fn alloc_host(&self, bytes: usize) -> Result<HostPinned, BackendError> {
+        if bytes == 0 {
+            return Err(BackendError::invalid(
+                BackendOp::Alloc,
+                "zero-byte host allocation",
+            ));
+        }
+        Ok(HostPinned {
+            handle: self.next_handle.fetch_add(
+                (bytes as u64).next_multiple_of(256).max(256),
+                Ordering::Relaxed,
+            ),
+            bytes,
+            cell: Arc::new(Cell {
+                data: RwLock::new(vec![
+                    Complex64::new(0.0, 0.0);
+                    bytes.div_ceil(ELEMENT_BYTES)
+                ]),
+                pending: AtomicUsize::new(0),
+            }),
+        })
+    }
+
+    fn copy_d2h_async(
+        &self,
+        stream: &HostStream,
+        src: &HostBuffer,
+        src_offset: usize,
+        dst: &HostPinned,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<(), BackendError> {
+        check_copy_range(BackendOp::CopyD2H, src, src_offset, len)?;
+        match dst_offset.checked_add(len) {
+            Some(end) if end <= dst.bytes => {}
+            _ => {
+                return Err(BackendError::invalid(
+                    BackendOp::CopyD2H,
+                    format!(
+                        "bytes {dst_offset}..{} are outside the {}-byte host buffer",
+                        dst_offset.saturating_add(len),
+                        dst.bytes
+                    ),
+                ));
+            }
+        }
+        if len == 0 {
+            return Ok(());
+        }
+        let (from, to) = (Arc::clone(&src.cell), Arc::clone(&dst.cell));
+        let cells = vec![Arc::clone(&from), Arc::clone(&to)];
+        self.submit(stream, cells, move |_done| {
+            let poisoned = || BackendError::Async {
+                op: BackendOp::CopyD2H,
+                message: "buffer lock poisoned".into(),
+            };
+            let data = from.data.read().map_err(|_| poisoned())?;
+            let mut out = to.data.write().map_err(|_| poisoned())?;
+            let src_bytes: &[u8] = bytemuck::cast_slice(data.as_slice());
+            let dst_bytes: &mut [u8] = bytemuck::cast_slice_mut(out.as_mut_slice());
+            dst_bytes[dst_offset..dst_offset + len]
+                .copy_from_slice(&src_bytes[src_offset..src_offset + len]);
+            Ok(())
+        })
+    }
+
     fn copy_d2h(
         &self,
         stream: &HostStream,
@@ -519,19 +632,33 @@ mod tests {
     }
 
     #[test]
+    fn reading_host_memory_before_the_copy_completes_is_detected() {
+        let b = HostBackend::new(1 << 20);
+        let s = b.create_stream().unwrap();
+        let x = b.alloc(64).unwrap();
+        let host = b.alloc_host(64).unwrap();
+        let pause = b.pause();
+        b.copy_d2h_async(&s, &x, 0, &host, 0, 64).unwrap();
+        assert!(matches!(
+            host.read(0, &mut [0u8; 64]),
+            Err(BackendError::BufferInUse { pending: 1, .. })
+        ));
+        drop(pause);
+        b.stream_synchronize(&s).unwrap();
+        host.read(0, &mut [0u8; 64]).unwrap();
+    }
+
+    #[test]
     fn freeing_a_buffer_in_use_is_detected() {
         let b = HostBackend::new(1 << 20);
-        let s1 = b.create_stream().unwrap();
-        // Stream 1 waits for a record that nothing completes until the test says so.
-        let later = b.create_event().unwrap();
-        later.begin_record();
-        b.wait_event(&s1, &later).unwrap();
+        let s = b.create_stream().unwrap();
         let x = b.alloc(64).unwrap();
-        b.copy_h2d(&s1, &[0u8; 64], &x, 0).unwrap();
+        let pause = b.pause();
+        b.copy_h2d(&s, &[0u8; 64], &x, 0).unwrap();
         let err = b.free(x).unwrap_err();
         assert!(matches!(err, BackendError::BufferInUse { pending: 1, .. }));
-        later.complete(1);
+        drop(pause);
         b.synchronize().unwrap();
-        assert_eq!(b.used(), 0);
+        assert_eq!(b.used(), 0, "the refused free still returned the bytes");
     }
 }
