@@ -2,7 +2,7 @@
 //! independent reference.
 //!
 //! Each check is a function taking any backend and returning a [`Failure`] that says what went
-//! wrong. A backend crate runs them all by invoking [`backend_conformance_tests!`] in a test
+//! wrong. A backend crate runs them all by invoking [`backend_conformance_tests!`](crate::backend_conformance_tests) in a test
 //! file with an expression that builds the backend:
 //!
 //! ```no_run

@@ -86,7 +86,7 @@ pub enum BackendError {
         /// What went wrong.
         message: String,
     },
-    /// A fault injected on purpose by [`FaultInjector`](crate::fault::FaultInjector).
+    /// A fault injected on purpose by [`FaultInjector`](crate::backend::fault::FaultInjector).
     #[error("injected fault in {op} (call #{call})")]
     Injected {
         /// The kind of call that was failed.

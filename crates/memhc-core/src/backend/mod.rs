@@ -7,7 +7,7 @@
 //! * **Memory** is allocated and freed synchronously ([`Backend::alloc`], [`Backend::free`]),
 //!   as `cuMemAlloc`/`cuMemFree` do. A backend reports its capacity through
 //!   [`Backend::mem_info`]; an allocation beyond it fails with
-//!   [`BackendError::OutOfMemory`](crate::BackendError::OutOfMemory).
+//!   [`BackendError::OutOfMemory`].
 //! * **Work** (copies, GEMMs) is enqueued on a [`Backend::Stream`] and runs asynchronously, in
 //!   order within one stream and concurrently across streams. A call returns once the work is
 //!   enqueued (and validated: invalid arguments are reported at once, never later).
@@ -25,7 +25,7 @@
 //!   on it: it returns when the destination slice is filled.
 //! * **Freeing** a buffer that queued work still uses is the caller's bug: the caller must wait
 //!   on the buffer's events first. The host backend detects it and returns
-//!   [`BackendError::BufferInUse`](crate::BackendError::BufferInUse).
+//!   [`BackendError::BufferInUse`].
 //!
 //! The GEMM descriptions and their validation are in [`gemm`].
 
@@ -56,7 +56,7 @@ pub trait HostMemory: Send + Sync + std::fmt::Debug {
 
     /// Copies `dst.len()` bytes starting at byte `offset` into `dst`. The copies into this
     /// buffer must have completed (the caller synchronised on them); a backend either waits
-    /// for them or reports [`BackendError::BufferInUse`](crate::BackendError::BufferInUse).
+    /// for them or reports [`BackendError::BufferInUse`].
     fn read(&self, offset: usize, dst: &mut [u8]) -> Result<(), BackendError>;
 }
 
