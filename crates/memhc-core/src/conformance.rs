@@ -26,7 +26,7 @@ use num_complex::Complex64;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::backend::gemm::{DeviceRef, GemmItem, GemmShape, Op, StridedBatch};
+use crate::backend::gemm::{DeviceRef, GeamShape, GemmItem, GemmShape, Op, StridedBatch};
 use crate::backend::{Backend, DeviceMemory, HostMemory, as_bytes, as_bytes_mut};
 use crate::error::BackendError;
 use crate::object::ELEMENT_BYTES;
@@ -468,6 +468,101 @@ pub fn gemm_beta_semantics<B: Backend>(b: &B) -> Check {
     free_all(b, [ab, bbuf, cb])
 }
 
+/// Batched matrix additions match the definition, with padded leading dimensions, in place
+/// (C = A) and with a zero scale (that operand not read, so NaN there does not leak); partial
+/// overlaps are refused.
+pub fn geam_matches_reference<B: Backend>(b: &B) -> Check {
+    let s = b.create_stream()?;
+    let mut rng = ChaCha8Rng::seed_from_u64(0x6ea3);
+    let (m, n) = (5, 3);
+    let shape = GeamShape {
+        lda: 7,
+        ldb: 6,
+        ldc: 5,
+        alpha: Complex64::new(0.5, -1.0),
+        beta: Complex64::new(2.0, 0.25),
+        ..GeamShape::dense_sum(m, n)
+    };
+    let (ea, eb, ec) = (2 * 7 + 5, 2 * 6 + 5, 2 * 5 + 5);
+    let av = random_elements(&mut rng, 2 * ea);
+    let bv = random_elements(&mut rng, 2 * eb);
+    let (ab, bb) = (upload(b, &s, &av)?, upload(b, &s, &bv)?);
+    let cb = b.alloc(2 * ec * ELEMENT_BYTES)?;
+    let items: Vec<_> = (0..2)
+        .map(|i| GemmItem {
+            a: DeviceRef::new(&ab, i * ea),
+            b: DeviceRef::new(&bb, i * eb),
+            c: DeviceRef::new(&cb, i * ec),
+        })
+        .collect();
+    b.geam_batched(&s, &shape, &items)?;
+    let got = download(b, &s, &cb)?;
+    let mut expected = vec![Complex64::new(0.0, 0.0); 2 * ec];
+    for i in 0..2 {
+        for col in 0..n {
+            for row in 0..m {
+                expected[i * ec + row + col * 5] = shape.alpha * av[i * ea + row + col * 7]
+                    + shape.beta * bv[i * eb + row + col * 6];
+            }
+        }
+    }
+    ensure(relative_error(&got, &expected) <= TOLERANCE, || {
+        "geam result wrong".into()
+    })?;
+    // In place: C = 1 * C + 1 * B, with C = A exactly.
+    let dense = GeamShape::dense_sum(m, n);
+    let x = upload(b, &s, &av[..15])?;
+    let y = upload(b, &s, &bv[..15])?;
+    b.geam_batched(
+        &s,
+        &dense,
+        &[GemmItem {
+            a: DeviceRef::new(&x, 0),
+            b: DeviceRef::new(&y, 0),
+            c: DeviceRef::new(&x, 0),
+        }],
+    )?;
+    let sum = download(b, &s, &x)?;
+    let want: Vec<_> = av[..15].iter().zip(&bv[..15]).map(|(p, q)| p + q).collect();
+    ensure(relative_error(&sum, &want) <= TOLERANCE, || {
+        "in-place geam wrong".into()
+    })?;
+    // beta = 0: B is not read.
+    let nan = upload(b, &s, &[Complex64::new(f64::NAN, 0.0); 15])?;
+    let copy = GeamShape {
+        beta: Complex64::new(0.0, 0.0),
+        ..dense
+    };
+    b.geam_batched(
+        &s,
+        &copy,
+        &[GemmItem {
+            a: DeviceRef::new(&y, 0),
+            b: DeviceRef::new(&nan, 0),
+            c: DeviceRef::new(&x, 0),
+        }],
+    )?;
+    let copied = download(b, &s, &x)?;
+    ensure(relative_error(&copied, &bv[..15]) <= TOLERANCE, || {
+        "geam with beta = 0 read B".into()
+    })?;
+    let partial = b.geam_batched(
+        &s,
+        &dense,
+        &[GemmItem {
+            a: DeviceRef::new(&x, 1),
+            b: DeviceRef::new(&y, 0),
+            c: DeviceRef::new(&x, 0),
+        }],
+    );
+    ensure(
+        matches!(partial, Err(BackendError::InvalidArgument { .. })),
+        || "geam with C partly overlapping A was accepted".into(),
+    )?;
+    b.synchronize()?;
+    free_all(b, [ab, bb, cb, x, y, nan])
+}
+
 /// Bad leading dimensions, operands past the end of a buffer and outputs that overlap inputs
 /// or each other are refused before anything runs.
 pub fn gemm_rejects_invalid_arguments<B: Backend>(b: &B) -> Check {
@@ -682,6 +777,7 @@ pub fn run_all<B: Backend>(b: &B) -> Check {
     gemm_batched_matches_reference(b)?;
     gemm_strided_matches_reference(b)?;
     gemm_beta_semantics(b)?;
+    geam_matches_reference(b)?;
     gemm_rejects_invalid_arguments(b)?;
     gemm_empty_is_a_no_op(b)?;
     stream_order_is_kept(b)?;
@@ -703,6 +799,7 @@ macro_rules! backend_conformance_tests {
             gemm_batched_matches_reference,
             gemm_strided_matches_reference,
             gemm_beta_semantics,
+            geam_matches_reference,
             gemm_rejects_invalid_arguments,
             gemm_empty_is_a_no_op,
             stream_order_is_kept,

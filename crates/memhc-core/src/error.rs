@@ -17,7 +17,7 @@ pub enum BackendOp {
     CopyH2D,
     /// Device-to-host copy.
     CopyD2H,
-    /// Batched GEMM (pointer-array or strided).
+    /// Batched GEMM (pointer-array or strided), or batched matrix addition.
     Gemm,
     /// Stream or event creation, recording, waiting or synchronisation.
     Sync,

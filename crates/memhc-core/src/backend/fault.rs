@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::gemm::{GemmItem, GemmShape, StridedBatch};
+use super::gemm::{GeamShape, GemmItem, GemmShape, StridedBatch};
 use super::{Backend, MemInfo};
 use crate::error::{BackendError, BackendOp};
 
@@ -297,6 +297,16 @@ impl<B: Backend> Backend for FaultInjector<B> {
     ) -> Result<(), BackendError> {
         self.gate(BackendOp::Gemm, 0)?;
         self.inner.gemm_batched(stream, shape, items)
+    }
+
+    fn geam_batched(
+        &self,
+        stream: &Self::Stream,
+        shape: &GeamShape,
+        items: &[GemmItem<'_, Self::Buffer>],
+    ) -> Result<(), BackendError> {
+        self.gate(BackendOp::Gemm, 0)?;
+        self.inner.geam_batched(stream, shape, items)
     }
 
     fn gemm_strided_batched(

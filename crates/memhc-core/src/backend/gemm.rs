@@ -383,6 +383,103 @@ pub fn validate_strided<M: DeviceMemory>(
     Ok(())
 }
 
+/// Sizes and scalars of a batch of matrix additions `C_i = alpha A_i + beta B_i` (the
+/// `cublasZgeam` form, without transposition): all `m x n`, column-major. When `alpha` is zero
+/// A is not read, and when `beta` is zero B is not read. C may be the same matrix as A or B
+/// (same buffer, offset and leading dimension), for an update in place.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GeamShape {
+    /// Rows.
+    pub m: usize,
+    /// Columns.
+    pub n: usize,
+    /// Leading dimension of A.
+    pub lda: usize,
+    /// Leading dimension of B.
+    pub ldb: usize,
+    /// Leading dimension of C.
+    pub ldc: usize,
+    /// Scale of A.
+    pub alpha: Complex64,
+    /// Scale of B.
+    pub beta: Complex64,
+}
+
+impl GeamShape {
+    /// `C = A + B` for densely stored `m x n` matrices.
+    pub fn dense_sum(m: usize, n: usize) -> Self {
+        GeamShape {
+            m,
+            n,
+            lda: m,
+            ldb: m,
+            ldc: m,
+            alpha: Complex64::new(1.0, 0.0),
+            beta: Complex64::new(1.0, 0.0),
+        }
+    }
+}
+
+/// Validates a batch of matrix additions: leading dimensions, every operand within its buffer,
+/// outputs not overlapping each other, and each output either disjoint from each input or
+/// exactly the same matrix (in place).
+pub fn validate_geam<M: DeviceMemory>(
+    shape: &GeamShape,
+    items: &[GemmItem<'_, M>],
+) -> Result<(), BackendError> {
+    for (name, ld) in [("lda", shape.lda), ("ldb", shape.ldb), ("ldc", shape.ldc)] {
+        if ld < shape.m.max(1) {
+            return Err(BackendError::invalid(
+                BackendOp::Gemm,
+                format!("geam: {name} = {ld} is smaller than the {} rows", shape.m),
+            ));
+        }
+    }
+    if shape.m == 0 || shape.n == 0 {
+        return Ok(());
+    }
+    let zero = Complex64::new(0.0, 0.0);
+    let (ea, eb, ec) = (
+        extent(shape.m, shape.n, shape.lda),
+        extent(shape.m, shape.n, shape.ldb),
+        extent(shape.m, shape.n, shape.ldc),
+    );
+    let mut outputs = Vec::with_capacity(items.len());
+    for (i, it) in items.iter().enumerate() {
+        check_range("C", i, &it.c, ec)?;
+        let c = span(&it.c, ec);
+        for (name, r, e, ld, used) in [
+            ("A", &it.a, ea, shape.lda, shape.alpha != zero),
+            ("B", &it.b, eb, shape.ldb, shape.beta != zero),
+        ] {
+            if !used {
+                continue;
+            }
+            check_range(name, i, r, e)?;
+            let same = r.buffer.handle() == it.c.buffer.handle()
+                && r.offset == it.c.offset
+                && ld == shape.ldc;
+            if !same && overlaps(&span(r, e), &c) {
+                return Err(BackendError::invalid(
+                    BackendOp::Gemm,
+                    format!(
+                        "geam item {i}: C partly overlaps {name} (only C = {name} exactly is allowed)"
+                    ),
+                ));
+            }
+        }
+        outputs.push(c);
+    }
+    outputs.sort_unstable();
+    if outputs.windows(2).any(|w| overlaps(&w[0], &w[1])) {
+        return Err(BackendError::invalid(
+            BackendOp::Gemm,
+            "geam: two outputs of the batch overlap",
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::gemm::{GemmItem, GemmShape, StridedBatch};
+use super::gemm::{GeamShape, GemmItem, GemmShape, StridedBatch};
 use super::{Backend, DeviceMemory, MemInfo};
 use crate::error::BackendError;
 
@@ -33,6 +33,8 @@ pub struct DeviceCounters {
     pub gemm_items: u64,
     /// Floating-point operations of all items: `8 m n k` each.
     pub flops: u64,
+    /// Batched matrix-addition calls.
+    pub geam_calls: u64,
 }
 
 #[derive(Debug, Default)]
@@ -48,6 +50,7 @@ struct Atomics {
     gemm_calls: AtomicU64,
     gemm_items: AtomicU64,
     flops: AtomicU64,
+    geam_calls: AtomicU64,
 }
 
 fn bump(counter: &AtomicU64, by: u64) {
@@ -97,6 +100,7 @@ impl<B: Backend> Instrumented<B> {
             gemm_calls: get(&c.gemm_calls),
             gemm_items: get(&c.gemm_items),
             flops: get(&c.flops),
+            geam_calls: get(&c.geam_calls),
         }
     }
 
@@ -232,6 +236,17 @@ impl<B: Backend> Backend for Instrumented<B> {
     ) -> Result<(), BackendError> {
         self.inner.gemm_batched(stream, shape, items)?;
         self.count_gemm(shape, items.len());
+        Ok(())
+    }
+
+    fn geam_batched(
+        &self,
+        stream: &Self::Stream,
+        shape: &GeamShape,
+        items: &[GemmItem<'_, Self::Buffer>],
+    ) -> Result<(), BackendError> {
+        self.inner.geam_batched(stream, shape, items)?;
+        bump(&self.counts.geam_calls, 1);
         Ok(())
     }
 

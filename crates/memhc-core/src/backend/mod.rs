@@ -37,7 +37,7 @@ pub mod instrumented;
 use num_complex::Complex64;
 
 use crate::error::BackendError;
-use gemm::{GemmItem, GemmShape, StridedBatch};
+use gemm::{GeamShape, GemmItem, GemmShape, StridedBatch};
 
 /// Device memory of one allocation, owned by whoever holds it (never `Clone`).
 pub trait DeviceMemory: Send + Sync + std::fmt::Debug {
@@ -173,6 +173,16 @@ pub trait Backend {
         &self,
         stream: &Self::Stream,
         shape: &GemmShape,
+        items: &[GemmItem<'_, Self::Buffer>],
+    ) -> Result<(), BackendError>;
+
+    /// Enqueues a batch of matrix additions `C_i = alpha A_i + beta B_i` (the `cublasZgeam`
+    /// form, one call per item on cuBLAS). Items use A, B and C as a GEMM item does; C may be
+    /// A or B exactly, for an update in place.
+    fn geam_batched(
+        &self,
+        stream: &Self::Stream,
+        shape: &GeamShape,
         items: &[GemmItem<'_, Self::Buffer>],
     ) -> Result<(), BackendError>;
 

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use super::Runtime;
-use crate::backend::gemm::{DeviceRef, GemmItem, GemmShape, StridedBatch};
+use crate::backend::gemm::{DeviceRef, GeamShape, GemmItem, GemmShape, StridedBatch};
 use crate::backend::instrumented::Instrumented;
 use crate::backend::{Backend, DeviceMemory, as_bytes};
 use crate::element_cache::Resident;
@@ -121,6 +121,16 @@ impl<'r, B: Backend> Launch<'r, B> {
             items.iter().map(|i| i.c.buffer),
         )?;
         self.backend.gemm_batched(self.stream, shape, items)?;
+        Ok(())
+    }
+
+    /// Enqueues a batch of matrix additions on the launch's stream.
+    pub fn geam_batched(&self, shape: &GeamShape, items: &[GemmItem<'_, B::Buffer>]) -> Result<()> {
+        self.check_operands(
+            items.iter().flat_map(|i| [i.a.buffer, i.b.buffer]),
+            items.iter().map(|i| i.c.buffer),
+        )?;
+        self.backend.geam_batched(self.stream, shape, items)?;
         Ok(())
     }
 

@@ -1,4 +1,5 @@
-//! The host backend's GEMM: faer's `matmul` on column-major views of locked buffers.
+//! The host backend's batched BLAS: GEMM through faer's `matmul`, and matrix addition (GEAM),
+//! on column-major views of locked buffers.
 //!
 //! A queued batch locks every buffer it touches once, in handle order (so that workers of
 //! different streams never deadlock): shared for buffers it only reads, exclusive for buffers
@@ -14,7 +15,7 @@ use faer::{Accum, MatMut, MatRef, Par};
 use num_complex::Complex64;
 
 use super::Cell;
-use crate::backend::gemm::{GemmShape, Op};
+use crate::backend::gemm::{GeamShape, GemmShape, Op, extent};
 use crate::error::{BackendError, BackendOp};
 
 /// An operand of one item: which of the job's buffers, and the element offset in it.
@@ -32,9 +33,43 @@ pub(super) struct Item {
     pub c: Operand,
 }
 
+/// What each item of a batch computes.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Kernel {
+    /// `C = alpha op(A) op(B) + beta C`.
+    Gemm(GemmShape),
+    /// `C = alpha A + beta B`.
+    Geam(GeamShape),
+}
+
+impl Kernel {
+    /// Elements of A, B and C each item touches (zero for an operand that is not read).
+    fn extents(&self) -> (usize, usize, usize) {
+        let zero = Complex64::new(0.0, 0.0);
+        match self {
+            Kernel::Gemm(s) if s.m == 0 || s.n == 0 => (0, 0, 0),
+            Kernel::Gemm(s) if s.k == 0 => (0, 0, s.c_extent()),
+            Kernel::Gemm(s) => (s.a_extent(), s.b_extent(), s.c_extent()),
+            Kernel::Geam(s) => (
+                if s.alpha == zero {
+                    0
+                } else {
+                    extent(s.m, s.n, s.lda)
+                },
+                if s.beta == zero {
+                    0
+                } else {
+                    extent(s.m, s.n, s.ldb)
+                },
+                extent(s.m, s.n, s.ldc),
+            ),
+        }
+    }
+}
+
 /// Everything a worker needs to run a batch.
 pub(super) struct Batch {
-    pub shape: GemmShape,
+    pub kernel: Kernel,
     /// The distinct buffers, sorted by handle, each with whether it holds an output.
     pub buffers: Vec<(Arc<Cell>, bool)>,
     pub items: Vec<Item>,
@@ -67,8 +102,7 @@ impl Batch {
                 writers.push(None);
             }
         }
-        let shape = &self.shape;
-        let (ea, eb, ec) = (shape.a_extent(), shape.b_extent(), shape.c_extent());
+        let (ea, eb, ec) = self.kernel.extents();
         for item in &self.items {
             let a = input(&readers, &writers, item.a, ea)?;
             let b = input(&readers, &writers, item.b, eb)?;
@@ -76,19 +110,26 @@ impl Batch {
                 BackendError::invalid(BackendOp::Gemm, "output buffer not locked for writing")
             })?;
             let c = &mut c[item.c.offset..item.c.offset + ec];
-            gemm_one(shape, &a, &b, c, self.par);
+            match &self.kernel {
+                Kernel::Gemm(shape) => gemm_one(shape, &a, &b, c, self.par),
+                Kernel::Geam(shape) => geam_one(shape, &a, &b, c),
+            }
         }
         Ok(())
     }
 }
 
-/// An input operand: borrowed from a shared lock, or copied out of an exclusive one.
+/// An input operand: borrowed from a shared lock, or copied out of an exclusive one. An operand
+/// that is not read (extent 0) is empty, whatever its offset.
 fn input<'r>(
     readers: &'r [Option<Reader<'_>>],
     writers: &[Option<Writer<'_>>],
     op: Operand,
     extent: usize,
 ) -> Result<Cow<'r, [Complex64]>, BackendError> {
+    if extent == 0 {
+        return Ok(Cow::Borrowed(&[]));
+    }
     let range = op.offset..op.offset + extent;
     match (&readers[op.buffer], &writers[op.buffer]) {
         (Some(g), _) => Ok(Cow::Borrowed(&g[range])),
@@ -135,6 +176,23 @@ pub(super) fn gemm_one(
         (Op::C, ob) => matmul(dst, accum, a.adjoint(), plain(b, ob), s.alpha, par),
         (oa, Op::C) => matmul(dst, accum, plain(a, oa), b.adjoint(), s.alpha, par),
         (oa, ob) => matmul(dst, accum, plain(a, oa), plain(b, ob), s.alpha, par),
+    }
+}
+
+/// One `C = alpha A + beta B`, element by element (an operand with a zero scale is not read).
+pub(super) fn geam_one(s: &GeamShape, a: &[Complex64], b: &[Complex64], c: &mut [Complex64]) {
+    let zero = Complex64::new(0.0, 0.0);
+    for j in 0..s.n {
+        for i in 0..s.m {
+            let mut v = zero;
+            if s.alpha != zero {
+                v += s.alpha * a[i + j * s.lda];
+            }
+            if s.beta != zero {
+                v += s.beta * b[i + j * s.ldb];
+            }
+            c[i + j * s.ldc] = v;
+        }
     }
 }
 

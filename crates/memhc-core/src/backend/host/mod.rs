@@ -30,7 +30,9 @@ use std::sync::{Arc, Mutex, RwLock, Weak};
 use faer::Par;
 use num_complex::Complex64;
 
-use super::gemm::{GemmItem, GemmShape, StridedBatch, validate_batched, validate_strided};
+use super::gemm::{
+    GeamShape, GemmItem, GemmShape, StridedBatch, validate_batched, validate_geam, validate_strided,
+};
 use super::{Backend, DeviceMemory, HostMemory, MemInfo};
 use crate::error::{BackendError, BackendOp};
 use crate::object::ELEMENT_BYTES;
@@ -242,6 +244,26 @@ impl HostBackend {
         // The job may drop it earlier, before it signals completion to a waiting caller.
         let guard = PendingGuard(cells);
         stream.submit(Box::new(move || job(guard)))
+    }
+}
+
+impl HostBackend {
+    /// Queues a validated batch of GEMM or GEAM items.
+    fn submit_batch(
+        &self,
+        stream: &HostStream,
+        kernel: gemm::Kernel,
+        items: &[GemmItem<'_, HostBuffer>],
+    ) -> Result<(), BackendError> {
+        let (buffers, items) = gather(items);
+        let cells = buffers.iter().map(|(c, _)| Arc::clone(c)).collect();
+        let batch = gemm::Batch {
+            kernel,
+            buffers,
+            items,
+            par: self.par,
+        };
+        self.submit(stream, cells, move |_done| batch.run())
     }
 }
 
@@ -574,15 +596,20 @@ impl Backend for HostBackend {
         if shape.is_empty() || items.is_empty() {
             return Ok(());
         }
-        let (buffers, items) = gather(items);
-        let cells = buffers.iter().map(|(c, _)| Arc::clone(c)).collect();
-        let batch = gemm::Batch {
-            shape: *shape,
-            buffers,
-            items,
-            par: self.par,
-        };
-        self.submit(stream, cells, move |_done| batch.run())
+        self.submit_batch(stream, gemm::Kernel::Gemm(*shape), items)
+    }
+
+    fn geam_batched(
+        &self,
+        stream: &HostStream,
+        shape: &GeamShape,
+        items: &[GemmItem<'_, HostBuffer>],
+    ) -> Result<(), BackendError> {
+        validate_geam(shape, items)?;
+        if shape.m == 0 || shape.n == 0 || items.is_empty() {
+            return Ok(());
+        }
+        self.submit_batch(stream, gemm::Kernel::Geam(*shape), items)
     }
 
     fn gemm_strided_batched(
