@@ -21,3 +21,6 @@
 //! [`memhc_core`]'s documentation runs one contraction end to end.
 
 pub use memhc_core::*;
+
+/// Hadron nodes, spin mappings, contractions and traces on the runtime (the `hadron` crate).
+pub use hadron;

@@ -1,0 +1,462 @@
+//! The engine: hadron contractions and traces on the memhc runtime, through the [`Backend`]
+//! trait only.
+//!
+//! Inputs are acquired through the runtime's element cache (a repeated node is a hit), outputs
+//! are created as GPU-only objects (they stay on the device until read), and nodes are packed
+//! (one contiguous buffer per node) unless the runtime's configuration says otherwise.
+//!
+//! Two ways to accumulate the terms of an output, selectable with [`Accumulation`]:
+//!
+//! * [`Accumulation::Layered`] (default): the mapping's terms are split into layers in which
+//!   each output appears at most once; one batched GEMM per layer writes straight into the
+//!   output, with `beta = 0` in the first layer and `beta = 1` after. No temporaries, no extra
+//!   pass over memory.
+//! * [`Accumulation::Temporaries`]: the paper's scheme. Every product goes to its own
+//!   temporary component (one batched GEMM for all terms), then the temporaries of each output
+//!   are summed into it with batched matrix additions. It needs a temporary object of one
+//!   component per term, and reads and writes every product once more.
+//!
+//! A layer whose items advance by constant spin steps runs as one strided batch (when nodes are
+//! packed); any other runs as a pointer-array batch. Output spins that no term writes are set
+//! to zero. Row-major data meets column-major BLAS in one place: [`crate::rowmajor`].
+
+use std::collections::HashMap;
+
+use memhc_core::backend::gemm::{GeamShape, GemmItem, GemmShape, StridedBatch};
+use memhc_core::{Access, Backend, Complex64, Launch, Layout, ObjectId, Runtime};
+
+use crate::contraction::{Contraction, Plan};
+use crate::error::{HadronError, Result};
+use crate::mapping::{Term, strided};
+use crate::node::{HadronNode, NodeShape};
+use crate::rowmajor::{RowMajorProduct, trace_row_item, trace_row_shape};
+use crate::trace::TracePairs;
+use crate::view::MatrixView;
+
+/// How the terms of an output are accumulated. See the [module documentation](self).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Accumulation {
+    /// One GEMM batch per layer of terms, accumulating in place with `beta = 1`.
+    #[default]
+    Layered,
+    /// Every product into a temporary, then a sum of the temporaries (the paper's scheme).
+    Temporaries,
+}
+
+/// Hadron contractions on a [`Runtime`]. See the [module documentation](self).
+#[derive(Debug)]
+pub struct Engine<B: Backend> {
+    rt: Runtime<B>,
+    shapes: HashMap<ObjectId, NodeShape>,
+    accumulation: Accumulation,
+}
+
+/// Positions of A, B and the output in a launch's access list (A and B may be one object).
+struct Slots {
+    a: usize,
+    b: usize,
+    out: usize,
+}
+
+fn accesses(a: ObjectId, b: ObjectId, out: &[ObjectId]) -> (Vec<Access>, Slots) {
+    let mut list = vec![Access::read(a)];
+    let b_slot = if b == a {
+        0
+    } else {
+        list.push(Access::read(b));
+        1
+    };
+    let out_slot = list.len();
+    list.extend(out.iter().map(|&o| Access::write(o)));
+    (
+        list,
+        Slots {
+            a: 0,
+            b: b_slot,
+            out: out_slot,
+        },
+    )
+}
+
+impl<B: Backend> Engine<B> {
+    /// An engine on `rt`, accumulating [`Accumulation::Layered`].
+    pub fn new(rt: Runtime<B>) -> Self {
+        Engine {
+            rt,
+            shapes: HashMap::new(),
+            accumulation: Accumulation::default(),
+        }
+    }
+
+    /// The same engine accumulating another way.
+    pub fn with_accumulation(mut self, accumulation: Accumulation) -> Self {
+        self.accumulation = accumulation;
+        self
+    }
+
+    /// How terms are accumulated.
+    pub fn accumulation(&self) -> Accumulation {
+        self.accumulation
+    }
+
+    /// The runtime (statistics, audit, configuration).
+    pub fn runtime(&self) -> &Runtime<B> {
+        &self.rt
+    }
+
+    /// The runtime, mutably (vector announcements, the future for Belady, synchronisation).
+    pub fn runtime_mut(&mut self) -> &mut Runtime<B> {
+        &mut self.rt
+    }
+
+    /// Registers a host node (a host-backed object: copied to the device when first used).
+    pub fn register(&mut self, node: HadronNode) -> Result<ObjectId> {
+        let shape = node.shape();
+        let id = self.rt.register(node.into_vec(), shape.layout()?)?;
+        self.shapes.insert(id, shape);
+        Ok(id)
+    }
+
+    /// Creates a GPU-only node of `shape` with no value yet.
+    pub fn create(&mut self, shape: NodeShape) -> Result<ObjectId> {
+        let id = self.rt.create(shape.layout()?)?;
+        self.shapes.insert(id, shape);
+        Ok(id)
+    }
+
+    /// The shape of a node of this engine.
+    pub fn shape(&self, id: ObjectId) -> Result<&NodeShape> {
+        self.shapes.get(&id).ok_or(HadronError::UnknownNode(id))
+    }
+
+    /// Validates a contraction and works out its sizes.
+    pub fn plan(&self, c: &Contraction) -> Result<Plan> {
+        Plan::new(
+            self.shape(c.a)?,
+            self.shape(c.b)?,
+            c.a_view,
+            c.b_view,
+            &c.mapping,
+        )
+    }
+
+    /// Runs a contraction on `stream` into a new GPU-only node, which it returns. On failure
+    /// the new node is released again.
+    pub fn contract(&mut self, stream: usize, c: &Contraction) -> Result<ObjectId> {
+        let plan = self.plan(c)?;
+        let out = self.create(plan.out.clone())?;
+        match self.contract_planned(stream, c, &plan, out) {
+            Ok(()) => Ok(out),
+            Err(e) => {
+                // The contraction's error is the one to report; a failed release cannot add to it.
+                let _ = self.release(out);
+                Err(e)
+            }
+        }
+    }
+
+    /// Runs a contraction on `stream` into an existing node of the right shape (overwriting
+    /// it).
+    pub fn contract_into(&mut self, stream: usize, c: &Contraction, out: ObjectId) -> Result<()> {
+        let plan = self.plan(c)?;
+        let shape = self.shape(out)?;
+        if *shape != plan.out {
+            return Err(HadronError::ShapeMismatch(format!(
+                "the output {out} is {shape:?}, the contraction produces {:?}",
+                plan.out
+            )));
+        }
+        self.contract_planned(stream, c, &plan, out)
+    }
+
+    fn contract_planned(
+        &mut self,
+        stream: usize,
+        c: &Contraction,
+        plan: &Plan,
+        out: ObjectId,
+    ) -> Result<()> {
+        if out == c.a || out == c.b {
+            return Err(HadronError::OutputIsInput(out));
+        }
+        match self.accumulation {
+            Accumulation::Layered => self.contract_layered(stream, c, plan, out),
+            Accumulation::Temporaries => self.contract_with_temporaries(stream, c, plan, out),
+        }
+    }
+
+    fn contract_layered(
+        &mut self,
+        stream: usize,
+        c: &Contraction,
+        plan: &Plan,
+        out: ObjectId,
+    ) -> Result<()> {
+        let (list, slots) = accesses(c.a, c.b, &[out]);
+        let layers = c.mapping.layers();
+        let uncovered = c.mapping.uncovered();
+        let product = RowMajorProduct::new(plan.m, plan.n, plan.k);
+        self.rt.launch(stream, &list, |l| {
+            for (i, layer) in layers.iter().enumerate() {
+                let p = product.accumulating(i > 0);
+                products(l, &p, &slots, plan, layer, slots.out)?;
+            }
+            zero(l, slots.out, plan, &uncovered)
+        })?;
+        Ok(())
+    }
+
+    fn contract_with_temporaries(
+        &mut self,
+        stream: usize,
+        c: &Contraction,
+        plan: &Plan,
+        out: ObjectId,
+    ) -> Result<()> {
+        let terms = c.mapping.terms();
+        let tmp = self
+            .rt
+            .create(Layout::new(terms.len(), plan.out_elems())?)?;
+        let (list, slots) = accesses(c.a, c.b, &[out, tmp]);
+        let tmp_slot = slots.out + 1;
+        let by_output = c.mapping.terms_by_output();
+        let product = RowMajorProduct::new(plan.m, plan.n, plan.k);
+        let launched = self.rt.launch(stream, &list, |l| {
+            // Every product into its own temporary component: term i into component i.
+            let numbered: Vec<Term> = terms
+                .iter()
+                .enumerate()
+                .map(|(i, t)| Term::new(i, t.a, t.b))
+                .collect();
+            products(l, &product, &slots, plan, &numbered, tmp_slot)?;
+            accumulate(l, slots.out, tmp_slot, &by_output)
+        });
+        let released = self.rt.release(tmp);
+        launched?;
+        released?;
+        Ok(())
+    }
+
+    /// Runs a vector of independent contractions: announces their inputs to the policy (so
+    /// that pre-protected LRU protects the resident ones), then launches contraction `i` on
+    /// stream `i mod streams`, so they run concurrently. Returns the new output nodes in order.
+    pub fn run_vector(&mut self, vector: &[Contraction]) -> Result<Vec<ObjectId>> {
+        let members: Vec<ObjectId> = vector.iter().flat_map(|c| [c.a, c.b]).collect();
+        self.rt.begin_vector(&members)?;
+        let streams = self.rt.streams();
+        vector
+            .iter()
+            .enumerate()
+            .map(|(i, c)| self.contract(i % streams, c))
+            .collect()
+    }
+
+    /// `Σ_(a, b) in pairs Tr(A[a] · B[b])`, computed on the device (one `1 x 1 x k` GEMM per
+    /// row of each pair, into a scratch object), with only the per-row results copied back.
+    /// A's components (default view) must be `m x k` and B's `k x m`.
+    pub fn trace(
+        &mut self,
+        stream: usize,
+        a: ObjectId,
+        b: ObjectId,
+        pairs: &TracePairs,
+    ) -> Result<Complex64> {
+        let (sa, sb) = (self.shape(a)?, self.shape(b)?);
+        pairs.check(sa.spins(), sb.spins())?;
+        let (m, k) = sa.matrix(MatrixView::default())?;
+        let (kb, mb) = sb.matrix(MatrixView::default())?;
+        if (kb, mb) != (k, m) {
+            return Err(HadronError::ShapeMismatch(format!(
+                "a trace needs A m x k and B k x m; A is {m} x {k} and B is {kb} x {mb}"
+            )));
+        }
+        let count = pairs.pairs().len() * m;
+        let scratch = self.rt.create(Layout::new(1, count)?)?;
+        let (list, slots) = accesses(a, b, &[scratch]);
+        let shape = trace_row_shape(m, k);
+        let launched = self.rt.launch(stream, &list, |l| {
+            let base = l.component(slots.out, 0)?;
+            let mut items = Vec::with_capacity(count);
+            for (p, &(sa_spin, sb_spin)) in pairs.pairs().iter().enumerate() {
+                let ra = l.component(slots.a, sa_spin)?;
+                let rb = l.component(slots.b, sb_spin)?;
+                for i in 0..m {
+                    items.push(trace_row_item(k, i, ra, rb, base.offset_by(p * m + i)));
+                }
+            }
+            l.gemm_batched(&shape, &items)
+        });
+        let total = launched
+            .map_err(HadronError::from)
+            .and_then(|()| Ok(self.rt.read(scratch)?.iter().sum::<Complex64>()));
+        let released = self.rt.release(scratch);
+        let total = total?;
+        released?;
+        Ok(total)
+    }
+
+    /// The values of a node, copied from the device if it holds the only valid copy.
+    pub fn read(&mut self, id: ObjectId) -> Result<HadronNode> {
+        let shape = self.shape(id)?.clone();
+        let data = self.rt.read(id)?.to_vec();
+        HadronNode::from_vec(&shape, data)
+    }
+
+    /// Releases a node (its device memory goes to the free pool).
+    pub fn release(&mut self, id: ObjectId) -> Result<()> {
+        self.shape(id)?;
+        self.rt.release(id)?;
+        self.shapes.remove(&id);
+        Ok(())
+    }
+
+    /// The object uses of a sequence of contractions, in the order [`Engine::contract`]
+    /// launches them, for [`Runtime::set_future`] (the Belady policy). Outputs are not known
+    /// before they are created, so only the inputs are listed.
+    pub fn input_uses(contractions: &[Contraction]) -> Vec<ObjectId> {
+        contractions
+            .iter()
+            .flat_map(|c| {
+                if c.a == c.b {
+                    vec![c.a]
+                } else {
+                    vec![c.a, c.b]
+                }
+            })
+            .collect()
+    }
+}
+
+/// Enqueues `p` for every term, term `t` writing component `t.out` of launch object
+/// `target`: one strided batch when the terms advance by constant spin steps and every object
+/// is packed (one buffer), else one pointer-array batch.
+fn products<B: Backend>(
+    l: &Launch<'_, B>,
+    p: &RowMajorProduct,
+    slots: &Slots,
+    plan: &Plan,
+    terms: &[Term],
+    target: usize,
+) -> memhc_core::Result<()> {
+    let Some(first) = terms.first() else {
+        return Ok(());
+    };
+    let mut packed = true;
+    for slot in [slots.a, slots.b, target] {
+        packed &= l.contiguous(slot)?.is_some();
+    }
+    if let (true, Some(st)) = (packed, strided(terms)) {
+        let batch = StridedBatch {
+            // The operand swap: BLAS's A is our B, BLAS's B is our A (see `rowmajor`).
+            a: l.component(slots.b, first.b)?,
+            stride_a: st.step.2 * plan.b_elems,
+            b: l.component(slots.a, first.a)?,
+            stride_b: st.step.1 * plan.a_elems,
+            c: l.component(target, first.out)?,
+            stride_c: st.step.0 * plan.out_elems(),
+            count: st.count,
+        };
+        return l.gemm_strided_batched(&p.shape, &batch);
+    }
+    let items = terms
+        .iter()
+        .map(|t| {
+            Ok(p.item(
+                l.component(slots.a, t.a)?,
+                l.component(slots.b, t.b)?,
+                l.component(target, t.out)?,
+            ))
+        })
+        .collect::<memhc_core::Result<Vec<_>>>()?;
+    l.gemm_batched(&p.shape, &items)
+}
+
+/// Sets output spins `spins` of launch object `slot` to zero: GEMMs with `k = 0` and
+/// `beta = 0`, which write `C = 0` without reading anything.
+fn zero<B: Backend>(
+    l: &Launch<'_, B>,
+    slot: usize,
+    plan: &Plan,
+    spins: &[usize],
+) -> memhc_core::Result<()> {
+    if spins.is_empty() {
+        return Ok(());
+    }
+    let shape = GemmShape {
+        k: 0,
+        ..RowMajorProduct::new(plan.m, plan.n, 1).shape
+    };
+    let items = spins
+        .iter()
+        .map(|&s| {
+            let c = l.component(slot, s)?;
+            Ok(GemmItem { a: c, b: c, c })
+        })
+        .collect::<memhc_core::Result<Vec<_>>>()?;
+    l.gemm_batched(&shape, &items)
+}
+
+/// Sums the temporaries of each output into it: `out = T[t0] + T[t1]` (or `T[t0]` alone, or
+/// zero), then `out += T[tj]` for the others, each step one batched matrix addition.
+fn accumulate<B: Backend>(
+    l: &Launch<'_, B>,
+    out_slot: usize,
+    tmp_slot: usize,
+    by_output: &[Vec<usize>],
+) -> memhc_core::Result<()> {
+    // Components are contiguous: add them as (elements x 1) matrices.
+    let sum = GeamShape::dense_sum(l.layout(out_slot)?.component_elems(), 1);
+    let with = |alpha: f64, beta: f64| GeamShape {
+        alpha: Complex64::new(alpha, 0.0),
+        beta: Complex64::new(beta, 0.0),
+        ..sum
+    };
+    let out_ref = |s: usize| l.component(out_slot, s);
+    let tmp_ref = |t: usize| l.component(tmp_slot, t);
+    let (mut pairs, mut singles, mut empty) = (Vec::new(), Vec::new(), Vec::new());
+    for (s, terms) in by_output.iter().enumerate() {
+        match terms.as_slice() {
+            [] => empty.push(GemmItem {
+                a: out_ref(s)?,
+                b: out_ref(s)?,
+                c: out_ref(s)?,
+            }),
+            [t] => singles.push(GemmItem {
+                a: tmp_ref(*t)?,
+                b: tmp_ref(*t)?,
+                c: out_ref(s)?,
+            }),
+            [t0, t1, ..] => pairs.push(GemmItem {
+                a: tmp_ref(*t0)?,
+                b: tmp_ref(*t1)?,
+                c: out_ref(s)?,
+            }),
+        }
+    }
+    for (shape, items) in [
+        (with(1.0, 1.0), &pairs),
+        (with(1.0, 0.0), &singles),
+        (with(0.0, 0.0), &empty),
+    ] {
+        if !items.is_empty() {
+            l.geam_batched(&shape, items)?;
+        }
+    }
+    let deepest = by_output.iter().map(Vec::len).max().unwrap_or(0);
+    for j in 2..deepest {
+        let items = by_output
+            .iter()
+            .enumerate()
+            .filter_map(|(s, terms)| terms.get(j).map(|&t| (s, t)))
+            .map(|(s, t)| {
+                Ok(GemmItem {
+                    a: out_ref(s)?,
+                    b: tmp_ref(t)?,
+                    c: out_ref(s)?,
+                })
+            })
+            .collect::<memhc_core::Result<Vec<_>>>()?;
+        l.geam_batched(&sum, &items)?;
+    }
+    Ok(())
+}

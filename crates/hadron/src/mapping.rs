@@ -1,0 +1,299 @@
+//! Spin mappings (MemHC's "batch-spin mappings"): which products of spin components of the two
+//! inputs accumulate into which spin component of the output.
+//!
+//! A mapping is a list of terms `(out, a, b)` meaning `out[out] += A[a] · B[b]`. Any list is
+//! accepted as long as it is valid: every index in range, no term twice. The named mapping
+//! [`SpinMapping::meson4x4`] is the 4x4 spin-block product of two mesons (16 outputs of four
+//! terms each: a batch of 64 products).
+//!
+//! For execution the terms are split into [`layers`](SpinMapping::layers) in which every output
+//! appears at most once: layer `l` holds the `l`-th term of each output, so one batched GEMM
+//! per layer accumulates with `beta = 0` in layer 0 and `beta = 1` after, with no temporaries.
+
+use std::collections::HashSet;
+
+use crate::error::{HadronError, Operand, Result};
+
+/// One term: `out[out] += A[a] · B[b]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Term {
+    /// Output spin.
+    pub out: usize,
+    /// Spin of A.
+    pub a: usize,
+    /// Spin of B.
+    pub b: usize,
+}
+
+impl Term {
+    /// The term `out[out] += A[a] · B[b]`.
+    pub fn new(out: usize, a: usize, b: usize) -> Self {
+        Term { out, a, b }
+    }
+}
+
+/// A validated spin mapping. See the [module documentation](self).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpinMapping {
+    out_spins: usize,
+    terms: Vec<Term>,
+}
+
+impl SpinMapping {
+    /// A mapping producing `out_spins` output spins from `terms` (in the order given, which
+    /// is the order products accumulate in). Fails on an empty list, an output index out of
+    /// range, or a repeated term. Input indices are checked against the nodes at contraction
+    /// time ([`SpinMapping::check_inputs`]).
+    pub fn new(out_spins: usize, terms: Vec<Term>) -> Result<Self> {
+        if terms.is_empty() {
+            return Err(HadronError::Empty("spin mapping"));
+        }
+        let mut seen = HashSet::with_capacity(terms.len());
+        for t in &terms {
+            if t.out >= out_spins {
+                return Err(HadronError::SpinOutOfRange {
+                    operand: Operand::Out,
+                    index: t.out,
+                    spins: out_spins,
+                });
+            }
+            if !seen.insert(*t) {
+                return Err(HadronError::DuplicateTerm(*t));
+            }
+        }
+        Ok(SpinMapping { out_spins, terms })
+    }
+
+    /// A mapping whose number of output spins is the largest output index plus one.
+    pub fn from_terms(terms: Vec<Term>) -> Result<Self> {
+        let out_spins = terms.iter().map(|t| t.out + 1).max().unwrap_or(0);
+        Self::new(out_spins, terms)
+    }
+
+    /// The 4x4 spin-block product of two full-spin mesons: with `s = 4 alpha + beta`,
+    /// `out(alpha, gamma) += A(alpha, beta) · B(beta, gamma)`: 16 outputs, 4 terms each.
+    pub fn meson4x4() -> Self {
+        let mut terms = Vec::with_capacity(64);
+        for alpha in 0..4 {
+            for gamma in 0..4 {
+                for beta in 0..4 {
+                    terms.push(Term::new(
+                        4 * alpha + gamma,
+                        4 * alpha + beta,
+                        4 * beta + gamma,
+                    ));
+                }
+            }
+        }
+        SpinMapping {
+            out_spins: 16,
+            terms,
+        }
+    }
+
+    /// `out[s] = A[s] · B[s]` for `s` below `spins`: a regular mapping (one strided batch).
+    pub fn diagonal(spins: usize) -> Result<Self> {
+        Self::new(spins, (0..spins).map(|s| Term::new(s, s, s)).collect())
+    }
+
+    /// Number of output spins.
+    pub fn out_spins(&self) -> usize {
+        self.out_spins
+    }
+
+    /// The terms, in accumulation order.
+    pub fn terms(&self) -> &[Term] {
+        &self.terms
+    }
+
+    /// Checks the input indices against inputs of `a_spins` and `b_spins` spins.
+    pub fn check_inputs(&self, a_spins: usize, b_spins: usize) -> Result<()> {
+        for t in &self.terms {
+            if t.a >= a_spins {
+                return Err(HadronError::SpinOutOfRange {
+                    operand: Operand::A,
+                    index: t.a,
+                    spins: a_spins,
+                });
+            }
+            if t.b >= b_spins {
+                return Err(HadronError::SpinOutOfRange {
+                    operand: Operand::B,
+                    index: t.b,
+                    spins: b_spins,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The terms split into layers in which each output appears at most once: layer `l` holds
+    /// the `l`-th term (in accumulation order) of every output that has one. Every output of a
+    /// layer `l > 0` also appears in layer 0, so layer 0 is every output's first.
+    pub fn layers(&self) -> Vec<Vec<Term>> {
+        let mut seen = vec![0usize; self.out_spins];
+        let mut layers: Vec<Vec<Term>> = Vec::new();
+        for t in &self.terms {
+            let l = seen[t.out];
+            seen[t.out] += 1;
+            if layers.len() <= l {
+                layers.push(Vec::new());
+            }
+            layers[l].push(*t);
+        }
+        layers
+    }
+
+    /// Output spins no term writes (they are set to zero).
+    pub fn uncovered(&self) -> Vec<usize> {
+        let mut covered = vec![false; self.out_spins];
+        for t in &self.terms {
+            covered[t.out] = true;
+        }
+        (0..self.out_spins).filter(|&s| !covered[s]).collect()
+    }
+
+    /// For each output spin, the positions (in [`SpinMapping::terms`]) of its terms, in order.
+    pub fn terms_by_output(&self) -> Vec<Vec<usize>> {
+        let mut by = vec![Vec::new(); self.out_spins];
+        for (i, t) in self.terms.iter().enumerate() {
+            by[t.out].push(i);
+        }
+        by
+    }
+}
+
+/// Items in a form a strided batch can express: item `i` uses spins `first + i * step` of the
+/// output, A and B.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Strided {
+    /// The first term.
+    pub first: Term,
+    /// Spin steps between consecutive items, for the output, A and B.
+    pub step: (usize, usize, usize),
+    /// Number of items.
+    pub count: usize,
+}
+
+/// Whether `terms` (in order) advance by constant, non-negative spin steps, so that one
+/// strided batch can run them; `None` otherwise (and for fewer than two terms).
+pub fn strided(terms: &[Term]) -> Option<Strided> {
+    let (first, second) = (terms.first()?, terms.get(1)?);
+    let step = (
+        second.out.checked_sub(first.out)?,
+        second.a.checked_sub(first.a)?,
+        second.b.checked_sub(first.b)?,
+    );
+    if step.0 == 0 {
+        return None; // two items writing one output
+    }
+    let regular = terms.iter().enumerate().all(|(i, t)| {
+        *t == Term::new(
+            first.out + i * step.0,
+            first.a + i * step.1,
+            first.b + i * step.2,
+        )
+    });
+    regular.then_some(Strided {
+        first: *first,
+        step,
+        count: terms.len(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meson4x4_is_the_block_product() {
+        let m = SpinMapping::meson4x4();
+        assert_eq!((m.out_spins(), m.terms().len()), (16, 64));
+        // out(0,0) = A(0,0)B(0,0) + A(0,1)B(1,0) + A(0,2)B(2,0) + A(0,3)B(3,0), as in the paper.
+        let first: Vec<_> = m
+            .terms()
+            .iter()
+            .filter(|t| t.out == 0)
+            .map(|t| (t.a, t.b))
+            .collect();
+        assert_eq!(first, vec![(0, 0), (1, 4), (2, 8), (3, 12)]);
+        let layers = m.layers();
+        assert_eq!(layers.len(), 4);
+        assert!(layers.iter().all(|l| l.len() == 16));
+        for l in &layers {
+            let outs: HashSet<_> = l.iter().map(|t| t.out).collect();
+            assert_eq!(outs.len(), 16, "an output twice in one layer");
+        }
+        assert!(m.uncovered().is_empty());
+        assert!(m.check_inputs(16, 16).is_ok());
+        assert!(matches!(
+            m.check_inputs(16, 15),
+            Err(HadronError::SpinOutOfRange {
+                operand: Operand::B,
+                index: 15,
+                spins: 15
+            })
+        ));
+    }
+
+    #[test]
+    fn irregular_mappings_layer_and_validate() {
+        let m = SpinMapping::new(
+            5,
+            vec![
+                Term::new(3, 0, 1),
+                Term::new(0, 2, 2),
+                Term::new(3, 1, 0),
+                Term::new(3, 2, 2),
+            ],
+        )
+        .unwrap();
+        let layers = m.layers();
+        assert_eq!(layers.len(), 3);
+        assert_eq!(layers[0], vec![Term::new(3, 0, 1), Term::new(0, 2, 2)]);
+        assert_eq!(layers[2], vec![Term::new(3, 2, 2)]);
+        assert_eq!(m.uncovered(), vec![1, 2, 4]);
+        assert_eq!(m.terms_by_output()[3], vec![0, 2, 3]);
+        assert!(matches!(
+            SpinMapping::new(2, vec![]),
+            Err(HadronError::Empty(_))
+        ));
+        assert!(matches!(
+            SpinMapping::new(2, vec![Term::new(2, 0, 0)]),
+            Err(HadronError::SpinOutOfRange {
+                operand: Operand::Out,
+                ..
+            })
+        ));
+        assert!(matches!(
+            SpinMapping::new(2, vec![Term::new(1, 0, 0), Term::new(1, 0, 0)]),
+            Err(HadronError::DuplicateTerm(_))
+        ));
+        assert_eq!(
+            SpinMapping::from_terms(vec![Term::new(6, 0, 0)])
+                .unwrap()
+                .out_spins(),
+            7
+        );
+    }
+
+    #[test]
+    fn strided_detection() {
+        let d = SpinMapping::diagonal(4).unwrap();
+        assert_eq!(
+            strided(&d.layers()[0]),
+            Some(Strided {
+                first: Term::new(0, 0, 0),
+                step: (1, 1, 1),
+                count: 4
+            })
+        );
+        let m = SpinMapping::meson4x4();
+        assert_eq!(strided(&m.layers()[0]), None);
+        assert_eq!(
+            strided(&[Term::new(0, 3, 1), Term::new(2, 3, 5)]).map(|s| s.step),
+            Some((2, 0, 4))
+        );
+        assert_eq!(strided(&[Term::new(0, 0, 0)]), None);
+    }
+}
