@@ -310,20 +310,12 @@ impl<B: Backend> Engine<B> {
         Ok(())
     }
 
-    /// The object uses of a sequence of contractions, in the order [`Engine::contract`]
-    /// launches them, for [`Runtime::set_future`] (the Belady policy). Outputs are not known
-    /// before they are created, so only the inputs are listed.
-    pub fn input_uses(contractions: &[Contraction]) -> Vec<ObjectId> {
-        contractions
-            .iter()
-            .flat_map(|c| {
-                if c.a == c.b {
-                    vec![c.a]
-                } else {
-                    vec![c.a, c.b]
-                }
-            })
-            .collect()
+    /// The objects [`Engine::contract_into`] uses for `c` writing `out`, in the order the
+    /// runtime sees them: `[a, b, out]` (`b` left out when it is `a`). Concatenated over a
+    /// queue, this is the sequence [`Runtime::set_future`] wants for the Belady policy.
+    pub fn uses(c: &Contraction, out: ObjectId) -> Vec<ObjectId> {
+        let (list, _) = accesses(c.a, c.b, &[out]);
+        list.into_iter().map(|a| a.object).collect()
     }
 }
 
