@@ -114,22 +114,24 @@ impl<'r, B: Backend> Launch<'r, B> {
         Ok(())
     }
 
-    /// Enqueues a pointer-array batch on the launch's stream.
-    pub fn gemm_batched(&self, shape: &GemmShape, items: &[GemmItem<'_, B::Buffer>]) -> Result<()> {
+    /// [`Launch::check_operands`] for the A, B and C of every item.
+    fn check_items(&self, items: &[GemmItem<'_, B::Buffer>]) -> Result<()> {
         self.check_operands(
             items.iter().flat_map(|i| [i.a.buffer, i.b.buffer]),
             items.iter().map(|i| i.c.buffer),
-        )?;
+        )
+    }
+
+    /// Enqueues a pointer-array batch on the launch's stream.
+    pub fn gemm_batched(&self, shape: &GemmShape, items: &[GemmItem<'_, B::Buffer>]) -> Result<()> {
+        self.check_items(items)?;
         self.backend.gemm_batched(self.stream, shape, items)?;
         Ok(())
     }
 
     /// Enqueues a batch of matrix additions on the launch's stream.
     pub fn geam_batched(&self, shape: &GeamShape, items: &[GemmItem<'_, B::Buffer>]) -> Result<()> {
-        self.check_operands(
-            items.iter().flat_map(|i| [i.a.buffer, i.b.buffer]),
-            items.iter().map(|i| i.c.buffer),
-        )?;
+        self.check_items(items)?;
         self.backend.geam_batched(self.stream, shape, items)?;
         Ok(())
     }
