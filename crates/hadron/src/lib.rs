@@ -14,7 +14,7 @@
 //!   inputs through the element cache, outputs as GPU-only objects, packed by default, terms
 //!   accumulated layer by layer with `beta = 1` (or the paper's temporaries, selectable), vectors
 //!   run concurrently on several streams, correlator traces computed on the device.
-//! * [`reference`]: the independent implementation tests compare against.
+//! * [`mod@reference`]: the independent implementation tests compare against.
 //!
 //! ```
 //! use hadron::{Contraction, Engine, HadronNode, NodeShape, SpinMapping, TracePairs, reference};
@@ -39,15 +39,15 @@
 //! ```
 #![forbid(unsafe_code)]
 
-mod contraction;
-mod engine;
-mod error;
-mod mapping;
-mod node;
+pub mod contraction;
+pub mod engine;
+pub mod error;
+pub mod mapping;
+pub mod node;
 pub mod reference;
 pub mod rowmajor;
-mod trace;
-mod view;
+pub mod trace;
+pub mod view;
 
 pub use contraction::{Contraction, Plan};
 pub use engine::{Accumulation, Engine};
