@@ -147,3 +147,40 @@ fn programs_exercise_eviction_and_write_back() {
         "{evictions} evictions, {writebacks} write-backs, {hits} hits"
     );
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// The data-less backend drives the runtime exactly as a real one does: on the same
+    /// program, every statistic is identical (so dry runs of a queue tell the truth).
+    #[test]
+    fn the_null_backend_reproduces_every_statistic(config in config(), steps in program(80)) {
+        use memhc_core::backend::null::NullBackend;
+        let (actions, uses) = resolve(&steps);
+        let mut host = Runtime::new(HostBackend::new(1 << 24), config.clone()).unwrap();
+        check_with(&mut host, &config, &actions, &uses)?;
+        let mut null = Runtime::new(NullBackend::new(1 << 24), config.clone()).unwrap();
+        for action in actions.iter().filter(|a| creates(a)) {
+            match action {
+                Action::Register(_, layout, data) => { null.register(data.clone(), *layout).unwrap(); }
+                Action::Create(_, layout) => { null.create(*layout).unwrap(); }
+                _ => {}
+            }
+        }
+        null.set_future(&uses).unwrap();
+        for action in actions.iter().filter(|a| !creates(a)) {
+            // Outcomes must match the host run's (values aside: the null backend has none).
+            let _ = match action {
+                Action::Multiply { a, b, out, stream, .. } => multiply(&mut null, stream % config.streams, *a, *b, *out).map(|_| ()),
+                Action::Touch(ids, _) => touch(&mut null, ids),
+                Action::HostWrite(id, data) => null.write(*id, data.clone()),
+                Action::Release(id) => null.release(*id),
+                Action::Read(id, _) => null.read(*id).map(|_| ()),
+                Action::BeginVector(ids) => null.begin_vector(ids),
+                Action::Register(..) | Action::Create(..) => Ok(()),
+            };
+            null.audit().map_err(|e| TestCaseError::fail(e.to_string()))?;
+        }
+        prop_assert_eq!(null.stats(), host.stats());
+    }
+}

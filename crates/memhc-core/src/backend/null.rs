@@ -1,0 +1,277 @@
+//! A backend that holds no data: it accounts device memory against a capacity and validates
+//! every call exactly as a real backend does, but copies and arithmetic do nothing and all work
+//! is complete as soon as it is enqueued.
+//!
+//! Running a queue on it answers memory questions in a fraction of the time of a real run, with
+//! the runtime's own code (not a model of it): the peak device memory a queue needs when nothing
+//! is evicted, how many allocations, hits, misses, evictions and write-backs a policy makes under
+//! a budget, and so the Belady lower bound on misses. Values read back are zeros.
+//!
+//! It is not a device: it does not pass the numerical checks of the conformance suite.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use super::gemm::{
+    GeamShape, GemmItem, GemmShape, StridedBatch, validate_batched, validate_geam, validate_strided,
+};
+use super::{Backend, DeviceMemory, HostMemory, MemInfo};
+use crate::error::{BackendError, BackendOp};
+
+/// An allocation of the null backend: a size and a handle.
+#[derive(Debug)]
+pub struct NullBuffer {
+    handle: u64,
+    bytes: usize,
+    ledger: Arc<Mutex<usize>>,
+}
+
+impl DeviceMemory for NullBuffer {
+    fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    fn handle(&self) -> u64 {
+        self.handle
+    }
+}
+
+impl Drop for NullBuffer {
+    fn drop(&mut self) {
+        *self.ledger.lock().unwrap_or_else(|p| p.into_inner()) -= self.bytes;
+    }
+}
+
+/// Host memory of the null backend: a size; it reads back zeros.
+#[derive(Debug)]
+pub struct NullHostBuffer {
+    bytes: usize,
+}
+
+impl HostMemory for NullHostBuffer {
+    fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    fn read(&self, offset: usize, dst: &mut [u8]) -> Result<(), BackendError> {
+        match offset.checked_add(dst.len()) {
+            Some(end) if end <= self.bytes => {
+                dst.fill(0);
+                Ok(())
+            }
+            _ => Err(BackendError::invalid(
+                BackendOp::CopyD2H,
+                "read past the end of a host buffer",
+            )),
+        }
+    }
+}
+
+/// The data-less backend. See the [module documentation](self).
+#[derive(Debug)]
+pub struct NullBackend {
+    capacity: usize,
+    used: Arc<Mutex<usize>>,
+    next_handle: AtomicU64,
+}
+
+impl NullBackend {
+    /// A null device of `capacity` bytes.
+    pub fn new(capacity: usize) -> Self {
+        NullBackend {
+            capacity,
+            used: Arc::new(Mutex::new(0)),
+            next_handle: AtomicU64::new(0x1_0000),
+        }
+    }
+
+    fn check_range(
+        op: BackendOp,
+        bytes: usize,
+        offset: usize,
+        len: usize,
+    ) -> Result<(), BackendError> {
+        match offset.checked_add(len) {
+            Some(end) if end <= bytes => Ok(()),
+            _ => Err(BackendError::invalid(
+                op,
+                format!("bytes {offset}..+{len} outside a buffer of {bytes}"),
+            )),
+        }
+    }
+}
+
+impl Backend for NullBackend {
+    type Buffer = NullBuffer;
+    type Stream = ();
+    type Event = ();
+    type HostBuffer = NullHostBuffer;
+
+    fn name(&self) -> String {
+        format!("null backend ({} bytes, no data)", self.capacity)
+    }
+
+    fn mem_info(&self) -> Result<MemInfo, BackendError> {
+        let used = *self.used.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(MemInfo {
+            free: self.capacity - used,
+            total: self.capacity,
+        })
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<NullBuffer, BackendError> {
+        if bytes == 0 {
+            return Err(BackendError::invalid(
+                BackendOp::Alloc,
+                "zero-byte allocation",
+            ));
+        }
+        let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
+        let free = self.capacity - *used;
+        if bytes > free {
+            return Err(BackendError::OutOfMemory {
+                requested: bytes,
+                free,
+            });
+        }
+        *used += bytes;
+        let handle = self
+            .next_handle
+            .fetch_add((bytes as u64).next_multiple_of(256), Ordering::Relaxed);
+        Ok(NullBuffer {
+            handle,
+            bytes,
+            ledger: Arc::clone(&self.used),
+        })
+    }
+
+    fn free(&self, buffer: NullBuffer) -> Result<(), BackendError> {
+        drop(buffer);
+        Ok(())
+    }
+
+    fn create_stream(&self) -> Result<(), BackendError> {
+        Ok(())
+    }
+
+    fn create_event(&self) -> Result<(), BackendError> {
+        Ok(())
+    }
+
+    fn record_event(&self, _: &(), _: &()) -> Result<(), BackendError> {
+        Ok(())
+    }
+
+    fn wait_event(&self, _: &(), _: &()) -> Result<(), BackendError> {
+        Ok(())
+    }
+
+    fn event_query(&self, _: &()) -> Result<bool, BackendError> {
+        Ok(true)
+    }
+
+    fn event_synchronize(&self, _: &()) -> Result<(), BackendError> {
+        Ok(())
+    }
+
+    fn stream_synchronize(&self, _: &()) -> Result<(), BackendError> {
+        Ok(())
+    }
+
+    fn synchronize(&self) -> Result<(), BackendError> {
+        Ok(())
+    }
+
+    fn copy_h2d(
+        &self,
+        _: &(),
+        src: &[u8],
+        dst: &NullBuffer,
+        dst_offset: usize,
+    ) -> Result<(), BackendError> {
+        Self::check_range(BackendOp::CopyH2D, dst.bytes, dst_offset, src.len())
+    }
+
+    fn alloc_host(&self, bytes: usize) -> Result<NullHostBuffer, BackendError> {
+        if bytes == 0 {
+            return Err(BackendError::invalid(
+                BackendOp::Alloc,
+                "zero-byte host allocation",
+            ));
+        }
+        Ok(NullHostBuffer { bytes })
+    }
+
+    fn copy_d2h_async(
+        &self,
+        _: &(),
+        src: &NullBuffer,
+        src_offset: usize,
+        dst: &NullHostBuffer,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<(), BackendError> {
+        Self::check_range(BackendOp::CopyD2H, src.bytes, src_offset, len)?;
+        Self::check_range(BackendOp::CopyD2H, dst.bytes, dst_offset, len)
+    }
+
+    fn copy_d2h(
+        &self,
+        _: &(),
+        src: &NullBuffer,
+        src_offset: usize,
+        dst: &mut [u8],
+    ) -> Result<(), BackendError> {
+        Self::check_range(BackendOp::CopyD2H, src.bytes, src_offset, dst.len())?;
+        dst.fill(0);
+        Ok(())
+    }
+
+    fn gemm_batched(
+        &self,
+        _: &(),
+        shape: &GemmShape,
+        items: &[GemmItem<'_, NullBuffer>],
+    ) -> Result<(), BackendError> {
+        validate_batched(shape, items)
+    }
+
+    fn geam_batched(
+        &self,
+        _: &(),
+        shape: &GeamShape,
+        items: &[GemmItem<'_, NullBuffer>],
+    ) -> Result<(), BackendError> {
+        validate_geam(shape, items)
+    }
+
+    fn gemm_strided_batched(
+        &self,
+        _: &(),
+        shape: &GemmShape,
+        batch: &StridedBatch<'_, NullBuffer>,
+    ) -> Result<(), BackendError> {
+        validate_strided(shape, batch)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accounts_memory_and_validates_but_moves_nothing() {
+        let b = NullBackend::new(1000);
+        let x = b.alloc(600).unwrap();
+        assert!(matches!(
+            b.alloc(500),
+            Err(BackendError::OutOfMemory { free: 400, .. })
+        ));
+        assert!(b.copy_h2d(&(), &[1u8; 16], &x, 590).is_err());
+        let mut out = [7u8; 8];
+        b.copy_d2h(&(), &x, 0, &mut out).unwrap();
+        assert_eq!(out, [0u8; 8]);
+        b.free(x).unwrap();
+        assert_eq!(b.mem_info().unwrap().free, 1000);
+    }
+}
