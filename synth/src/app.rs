@@ -1,0 +1,543 @@
+//! The `memhc-synth` command line: arguments, sweeps, runs, output. `main.rs` only calls
+//! [`main`].
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use memhc_core::backend::host::HostBackend;
+use memhc_core::{Mode, PolicyKind};
+
+use crate::error::{Result, SynthError};
+use crate::generate::{Dist, SynthParams, generate};
+use crate::record::{Point, Record};
+use crate::run::{Outcome, RunSpec, miss_lower_bound, peak_without_eviction, run};
+use crate::{file, plot, replay, report};
+
+/// The synthetic workload of the MemHC paper: generate a queue of meson contractions, run it
+/// with eviction policies and optimisation modes under a device budget, and report.
+#[derive(Debug, Parser)]
+#[command(name = "memhc-synth", version, about, long_about = None, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Replay vectors of equal-sized objects with room for K of them and print each policy's
+    /// evictions, hits and misses: `trace --slots 4 --policy lru,pp-lru 'A B C D' 'E F A B'`.
+    Trace {
+        /// How many objects fit.
+        #[arg(long)]
+        slots: usize,
+        /// Policies, comma separated, or `all`.
+        #[arg(long, default_value = "lru,pp-lru,belady")]
+        policy: String,
+        /// Vectors: object names separated by spaces, one argument per vector.
+        #[arg(required = true)]
+        vectors: Vec<String>,
+    },
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// N: each of the 16 spin components of a meson is N x N complex doubles.
+    #[arg(long, default_value_t = 64)]
+    tensor_size: usize,
+    /// Contractions per vector.
+    #[arg(long, default_value_t = 16)]
+    vector_size: usize,
+    /// Number of vectors.
+    #[arg(long, default_value_t = 100)]
+    vectors: usize,
+    /// Repeated rate: the share of a vector's input slots that take an earlier node (0 to 1).
+    #[arg(long, default_value_t = 0.5)]
+    repeat: f64,
+    /// How repeated nodes are chosen: uniform or gaussian.
+    #[arg(long, default_value = "uniform")]
+    dist: String,
+    /// Oversubscription rate O >= 0: the device budget is peak / (1 + O), where peak is the
+    /// most bytes the run holds resident when nothing is evicted. Default 0 (everything fits).
+    #[arg(long, conflicts_with = "budget")]
+    oversub: Option<f64>,
+    /// Device budget in bytes (suffixes K, M, G allowed: 512M, 2G).
+    #[arg(long, value_parser = parse_bytes)]
+    budget: Option<u64>,
+    /// Seed of the generator (runs repeat exactly).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Backend: host (CPU reference), cuda or rocm.
+    #[arg(long, default_value = "host")]
+    backend: String,
+    /// Eviction policies, comma separated, or `all`: lru, pp-lru, random, mru, car, clock-pro,
+    /// belady.
+    #[arg(long, default_value = "lru")]
+    policy: String,
+    /// Modes, comma separated, or `all`: naive, reorg, reorg-sync, optimal (and unified, on
+    /// CUDA only).
+    #[arg(long, default_value = "optimal")]
+    mode: String,
+    /// Streams the contractions of a vector are spread over.
+    #[arg(long, default_value_t = 4)]
+    streams: usize,
+    /// Check every result against the reference implementation (slow: it recomputes all).
+    #[arg(long)]
+    verify: bool,
+    /// Sweep a parameter: `repeat=0,0.5,1`, `vector-size=...`, `tensor-size=...`,
+    /// `oversub=...`. Repeat the flag to sweep several (every combination runs).
+    #[arg(long, value_name = "KEY=V1,V2,...")]
+    sweep: Vec<String>,
+    /// Write the records (one per point, policy and mode) as JSON.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Write the records as CSV.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+    /// Print per-vector averages laid out like the paper's Tables 1-3.
+    #[arg(long)]
+    paper_table: bool,
+    /// Write SVG plots of the sweep (GFLOPS and evictions against the swept parameter).
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
+    /// Run a workload file (memhc-workload/1, see docs/workload-format.md) instead of
+    /// generating one.
+    #[arg(long, value_name = "FILE", conflicts_with = "emit_workload")]
+    workload: Option<PathBuf>,
+    /// Write the generated workload to FILE and exit.
+    #[arg(long, value_name = "FILE")]
+    emit_workload: Option<PathBuf>,
+    /// With --emit-workload: write node data as .npy files beside it instead of seeds.
+    #[arg(long, requires = "emit_workload")]
+    emit_npy: bool,
+    /// Write the results (DIR/<id>.npy) and traces (DIR/traces.json) of the first run.
+    #[arg(long, value_name = "DIR")]
+    dump_results: Option<PathBuf>,
+}
+
+/// Parses a byte count with an optional K, M or G suffix (powers of 1024).
+pub fn parse_bytes(s: &str) -> std::result::Result<u64, String> {
+    let t = s.trim();
+    let (digits, unit) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&t[..i], c.to_ascii_uppercase()),
+        _ => (t, 'B'),
+    };
+    let factor: u64 = match unit {
+        'B' => 1,
+        'K' => 1 << 10,
+        'M' => 1 << 20,
+        'G' => 1 << 30,
+        other => return Err(format!("unknown unit '{other}' in '{s}' (K, M or G)")),
+    };
+    digits
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(factor))
+        .filter(|&n| n > 0)
+        .ok_or_else(|| format!("'{s}' is not a positive number of bytes"))
+}
+
+fn parse_policies(s: &str) -> Result<Vec<PolicyKind>> {
+    if s == "all" {
+        return Ok(PolicyKind::ALL.to_vec());
+    }
+    s.split(',')
+        .map(|p| {
+            p.trim()
+                .parse::<PolicyKind>()
+                .map_err(|e| SynthError::Usage(format!("--policy: {e}")))
+        })
+        .collect()
+}
+
+fn parse_modes(s: &str, backend: &str) -> Result<Vec<Mode>> {
+    if s == "all" {
+        return Ok(Mode::ALL.to_vec());
+    }
+    s.split(',')
+        .map(|m| match m.trim() {
+            "unified" => Err(SynthError::Usage(format!(
+                "--mode unified needs CUDA managed memory; the {backend} backend has none"
+            ))),
+            other => other
+                .parse::<Mode>()
+                .map_err(|e| SynthError::Usage(format!("--mode: {e}"))),
+        })
+        .collect()
+}
+
+/// One swept parameter and its values.
+#[derive(Clone, Debug, PartialEq)]
+struct Sweep {
+    key: String,
+    values: Vec<f64>,
+}
+
+fn parse_sweep(s: &str) -> Result<Sweep> {
+    let usage = |why: &str| SynthError::Usage(format!("--sweep {s}: {why}"));
+    let (key, list) = s
+        .split_once('=')
+        .ok_or_else(|| usage("expected KEY=V1,V2,..."))?;
+    if !["repeat", "vector-size", "tensor-size", "oversub"].contains(&key) {
+        return Err(usage(
+            "the key must be repeat, vector-size, tensor-size or oversub",
+        ));
+    }
+    let values = list
+        .split(',')
+        .map(|v| {
+            v.trim()
+                .parse::<f64>()
+                .map_err(|_| usage(&format!("'{v}' is not a number")))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if values.is_empty() {
+        return Err(usage("no values"));
+    }
+    let integral = key != "repeat" && key != "oversub";
+    if let Some(v) = values
+        .iter()
+        .find(|v| !v.is_finite() || **v < 0.0 || (integral && v.fract() != 0.0))
+    {
+        return Err(usage(&format!("{v} is not a valid {key}")));
+    }
+    Ok(Sweep {
+        key: key.to_owned(),
+        values,
+    })
+}
+
+/// Every combination of the swept values, applied to the base parameters.
+fn points(
+    base: &SynthParams,
+    oversub: Option<f64>,
+    sweeps: &[Sweep],
+) -> Vec<(SynthParams, Option<f64>)> {
+    let mut out = vec![(base.clone(), oversub)];
+    for sweep in sweeps {
+        out = out
+            .into_iter()
+            .flat_map(|(p, o)| {
+                sweep.values.iter().map(move |&v| {
+                    let mut p = p.clone();
+                    let mut o = o;
+                    match sweep.key.as_str() {
+                        "repeat" => p.repeat = v,
+                        "vector-size" => p.vector_size = v as usize,
+                        "tensor-size" => p.tensor_size = v as usize,
+                        _ => o = Some(v),
+                    }
+                    (p, o)
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+/// Runs the tool on `args`; returns the exit code (0 ok, 1 a run failed, 2 bad input).
+pub fn main(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let outcome = match cli.command {
+        Some(Command::Trace {
+            slots,
+            policy,
+            vectors,
+        }) => trace(slots, &policy, &vectors),
+        None => synth(&cli.run),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("memhc-synth: {e}");
+            let input = matches!(
+                e,
+                SynthError::Workload(_) | SynthError::Usage(_) | SynthError::Io { .. }
+            );
+            ExitCode::from(if input { 2 } else { 1 })
+        }
+    }
+}
+
+fn trace(slots: usize, policy: &str, vectors: &[String]) -> Result<()> {
+    let policies = parse_policies(policy)?;
+    let vectors = replay::parse_vectors(vectors)?;
+    for line in replay::replay(slots, &policies, &vectors)? {
+        println!("{line}");
+    }
+    Ok(())
+}
+
+fn synth(a: &RunArgs) -> Result<()> {
+    let dist: Dist = a.dist.parse()?;
+    let policies = parse_policies(&a.policy)?;
+    let modes = parse_modes(&a.mode, &a.backend)?;
+    if a.backend != "host" {
+        return Err(SynthError::Usage(match a.backend.as_str() {
+            "cuda" | "rocm" => format!(
+                "--backend {}: this build has no {} backend yet (it arrives with its own issue); use --backend host",
+                a.backend, a.backend
+            ),
+            other => format!("--backend {other}: unknown backend (host, cuda or rocm)"),
+        }));
+    }
+    if a.streams == 0 {
+        return Err(SynthError::Usage("--streams must be at least 1".into()));
+    }
+    if let Some(o) = a.oversub.filter(|o| !o.is_finite() || *o < 0.0) {
+        return Err(SynthError::Usage(format!(
+            "--oversub {o}: must be a number >= 0"
+        )));
+    }
+    let sweeps = a
+        .sweep
+        .iter()
+        .map(|s| parse_sweep(s))
+        .collect::<Result<Vec<_>>>()?;
+    if a.budget.is_some() && sweeps.iter().any(|s| s.key == "oversub") {
+        return Err(SynthError::Usage(
+            "--sweep oversub=... and --budget exclude each other".into(),
+        ));
+    }
+    if sweeps.len() > 1 && a.plot.is_some() {
+        return Err(SynthError::Usage(
+            "--plot draws one swept parameter; give one --sweep".into(),
+        ));
+    }
+    let base = SynthParams {
+        tensor_size: a.tensor_size,
+        vector_size: a.vector_size,
+        vectors: a.vectors,
+        repeat: a.repeat,
+        dist,
+        seed: a.seed,
+    };
+    let default_oversub = if a.budget.is_some() {
+        None
+    } else {
+        Some(a.oversub.unwrap_or(0.0))
+    };
+
+    if let Some(path) = &a.emit_workload {
+        let w = generate(&base)?;
+        w.analyse()?;
+        file::save(&w, path, a.emit_npy)?;
+        eprintln!(
+            "memhc-synth: wrote {} ({} nodes, {} vectors, {} results)",
+            path.display(),
+            w.nodes.len(),
+            w.vectors.len(),
+            w.results.len()
+        );
+        return Ok(());
+    }
+
+    let loaded = match &a.workload {
+        Some(path) => {
+            if sweeps.iter().any(|s| s.key != "oversub") {
+                return Err(SynthError::Usage(
+                    "with --workload only --sweep oversub=... applies (the file fixes the rest)"
+                        .into(),
+                ));
+            }
+            Some(file::load(path)?)
+        }
+        None => None,
+    };
+
+    let plan = points(&base, default_oversub, &sweeps);
+    let runs_per_point = (policies.len() * modes.len()) as u64;
+    let mut prepared = Vec::with_capacity(plan.len());
+    for (params, oversub) in &plan {
+        let w = match &loaded {
+            Some(w) => w.clone(),
+            None => generate(params)?,
+        };
+        let analysis = w.analyse()?;
+        prepared.push((params.clone(), *oversub, w, analysis));
+    }
+    let total: u64 = prepared
+        .iter()
+        .map(|(_, _, w, _)| w.vectors.len() as u64)
+        .sum::<u64>()
+        * runs_per_point;
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} vectors {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+
+    let mut records = Vec::new();
+    let mut dumped = false;
+    for (params, oversub, w, analysis) in &prepared {
+        let peak = peak_without_eviction(w, analysis)?;
+        let budget = match (a.budget, oversub) {
+            (Some(b), _) => b as usize,
+            (None, Some(o)) => ((peak as f64) / (1.0 + o)).floor() as usize,
+            (None, None) => peak,
+        };
+        for &mode in &modes {
+            let mut lower_bound = None;
+            for &policy in &policies {
+                bar.set_message(format!("{policy}/{mode}"));
+                let spec = RunSpec {
+                    policy,
+                    mode,
+                    budget: budget.max(1),
+                    streams: a.streams,
+                    verify: a.verify,
+                };
+                if analysis.equal_sizes && lower_bound.is_none() {
+                    lower_bound = Some(miss_lower_bound(w, analysis, &spec)?);
+                }
+                let done = bar.position();
+                let outcome = run(
+                    HostBackend::new(spec.budget),
+                    w,
+                    analysis,
+                    &spec,
+                    &mut |v| bar.set_position(done + v as u64),
+                );
+                let outcome = outcome.inspect_err(|_| bar.abandon())?;
+                if let (Some(dir), false) = (&a.dump_results, dumped) {
+                    file::dump_results(dir, &outcome.results, &outcome.traces)?;
+                    dumped = true;
+                }
+                records.push(record(
+                    &a.backend,
+                    &spec,
+                    params,
+                    *oversub,
+                    loaded.is_some(),
+                    peak,
+                    lower_bound,
+                    &outcome,
+                ));
+            }
+        }
+    }
+    bar.finish_and_clear();
+
+    print!("{}", report::table(&records));
+    if a.paper_table {
+        println!();
+        print!("{}", report::paper_table(&records));
+    }
+    if let Some(path) = &a.json {
+        report::write_json(path, &records)?;
+    }
+    if let Some(path) = &a.csv {
+        report::write_csv(path, &records)?;
+    }
+    if let Some(dir) = &a.plot {
+        let swept = sweeps.first().map_or("repeat", |s| s.key.as_str());
+        for p in plot::write_plots(dir, &records, swept)? {
+            eprintln!("memhc-synth: wrote {}", p.display());
+        }
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn record(
+    backend: &str,
+    spec: &RunSpec,
+    params: &SynthParams,
+    oversub: Option<f64>,
+    from_file: bool,
+    peak: usize,
+    miss_lower_bound: Option<u64>,
+    o: &Outcome,
+) -> Record {
+    let s = &o.stats;
+    let point = if from_file {
+        Point {
+            tensor_size: 0,
+            vector_size: 0,
+            vectors: 0,
+            repeat: 0.0,
+            dist: "file".into(),
+            oversub,
+            seed: 0,
+        }
+    } else {
+        Point {
+            tensor_size: params.tensor_size,
+            vector_size: params.vector_size,
+            vectors: params.vectors,
+            repeat: params.repeat,
+            dist: params.dist.to_string(),
+            oversub,
+            seed: params.seed,
+        }
+    };
+    Record {
+        policy: spec.policy.to_string(),
+        mode: spec.mode.to_string(),
+        backend: backend.to_owned(),
+        tensor_size: point.tensor_size,
+        vector_size: point.vector_size,
+        vectors: point.vectors,
+        repeat: point.repeat,
+        dist: point.dist,
+        oversub: point.oversub,
+        seed: point.seed,
+        budget: spec.budget as u64,
+        peak_no_eviction_bytes: peak as u64,
+        allocations: s.allocations,
+        pool_reuses: s.pool_reuses,
+        hits: s.hits,
+        misses: s.misses,
+        hit_rate: s.hit_rate,
+        evictions: s.evictions,
+        writebacks: s.writebacks,
+        h2d_bytes: s.h2d_bytes,
+        d2h_bytes: s.d2h_bytes,
+        peak_device_bytes: s.peak_device_bytes,
+        flops: s.flops,
+        gflops: o.gflops(),
+        wall_s: o.wall_s,
+        miss_lower_bound,
+        verified: spec.verify.then_some(o.max_rel_error.is_some()),
+        max_rel_error: o.max_rel_error,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_counts() {
+        assert_eq!(parse_bytes("512M"), Ok(512 << 20));
+        assert_eq!(parse_bytes("2g"), Ok(2 << 30));
+        assert_eq!(parse_bytes("1000"), Ok(1000));
+        assert!(parse_bytes("0").is_err());
+        assert!(parse_bytes("12X").is_err());
+        assert!(parse_bytes("lots").is_err());
+    }
+
+    #[test]
+    fn sweeps_combine() {
+        let s = [
+            parse_sweep("repeat=0,1").unwrap(),
+            parse_sweep("oversub=0.5,1.5").unwrap(),
+        ];
+        let pts = points(&SynthParams::default(), Some(0.0), &s);
+        assert_eq!(pts.len(), 4);
+        assert_eq!((pts[3].0.repeat, pts[3].1), (1.0, Some(1.5)));
+        assert!(parse_sweep("speed=1").is_err());
+        assert!(parse_sweep("vector-size=1.5").is_err());
+        assert!(parse_sweep("repeat").is_err());
+    }
+}

@@ -1,0 +1,71 @@
+//! Errors of the synthetic tool: each is one line that says where the problem is.
+
+use std::path::PathBuf;
+
+/// A problem in a workload (generated or read from a file), with the place it is at.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{place}: {message}")]
+pub struct WorkloadError {
+    /// Where: a file and a JSON path (`work.json: vectors[2][0].b`), or a parameter.
+    pub place: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl WorkloadError {
+    /// An error at `place`.
+    pub fn at(place: impl Into<String>, message: impl Into<String>) -> Self {
+        WorkloadError {
+            place: place.into(),
+            message: message.into(),
+        }
+    }
+
+    /// The same error, with `prefix: ` before its place (a file name, say).
+    pub fn within(mut self, prefix: &str) -> Self {
+        self.place = format!("{prefix}: {}", self.place);
+        self
+    }
+}
+
+/// Everything that can stop the tool.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SynthError {
+    /// A bad workload or workload file.
+    #[error(transparent)]
+    Workload(#[from] WorkloadError),
+    /// Parameters that cannot work together.
+    #[error("{0}")]
+    Usage(String),
+    /// The runtime failed.
+    #[error(transparent)]
+    Runtime(#[from] memhc_core::Error),
+    /// The hadron layer failed.
+    #[error(transparent)]
+    Hadron(#[from] hadron::HadronError),
+    /// A file could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// A result did not match the reference implementation.
+    #[error("verification failed: {0}")]
+    Verification(String),
+}
+
+impl SynthError {
+    /// An I/O error on `path`.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        SynthError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// Shorthand for results of the tool.
+pub type Result<T, E = SynthError> = std::result::Result<T, E>;

@@ -1,0 +1,117 @@
+//! One measured run: the parameters of its point, the policy and mode, and the metrics under
+//! the names of DESIGN.md section 9. JSON and CSV files hold one record per run, flat.
+
+use serde::Serialize;
+
+/// The parameters of one point of a sweep (what was run).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Point {
+    /// `N`: components are `N x N` (generated workloads; 0 for a workload file).
+    pub tensor_size: usize,
+    /// Contractions per vector (generated workloads; 0 for a workload file).
+    pub vector_size: usize,
+    /// Number of vectors.
+    pub vectors: usize,
+    /// Repeated rate (generated workloads).
+    pub repeat: f64,
+    /// `uniform` or `gaussian` (generated workloads), `file` for a workload file.
+    pub dist: String,
+    /// Oversubscription rate, when the budget was derived from it.
+    pub oversub: Option<f64>,
+    /// Seed of the generator.
+    pub seed: u64,
+}
+
+/// One run of one point with one policy and mode.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Record {
+    /// Eviction policy.
+    pub policy: String,
+    /// Optimisation mode (naive, reorg, reorg-sync, optimal).
+    pub mode: String,
+    /// Backend (host, cuda, rocm).
+    pub backend: String,
+    /// `N` (generated workloads; 0 for a workload file).
+    pub tensor_size: usize,
+    /// Contractions per vector (generated workloads; 0 for a workload file).
+    pub vector_size: usize,
+    /// Number of vectors.
+    pub vectors: usize,
+    /// Repeated rate (generated workloads).
+    pub repeat: f64,
+    /// `uniform`, `gaussian`, or `file`.
+    pub dist: String,
+    /// Oversubscription rate, when the budget was derived from it.
+    pub oversub: Option<f64>,
+    /// Seed of the generator.
+    pub seed: u64,
+    /// Device budget in bytes.
+    pub budget: u64,
+    /// The most bytes the run holds resident when nothing is evicted (the budget's basis).
+    pub peak_no_eviction_bytes: u64,
+    /// Device allocations made.
+    pub allocations: u64,
+    /// Allocations served from the free pool.
+    pub pool_reuses: u64,
+    /// Object uses that found the object resident.
+    pub hits: u64,
+    /// Object uses that had to make it resident.
+    pub misses: u64,
+    /// `hits / (hits + misses)`.
+    pub hit_rate: f64,
+    /// Objects evicted.
+    pub evictions: u64,
+    /// Evicted device-only objects copied back first.
+    pub writebacks: u64,
+    /// Bytes copied host to device.
+    pub h2d_bytes: u64,
+    /// Bytes copied device to host.
+    pub d2h_bytes: u64,
+    /// The most device bytes held at once.
+    pub peak_device_bytes: u64,
+    /// Floating-point operations of all GEMMs (`8 m n k` per product).
+    pub flops: u64,
+    /// `flops / wall_s / 1e9`.
+    pub gflops: f64,
+    /// Wall time of the run (vectors, traces, reading the results), seconds.
+    pub wall_s: f64,
+    /// Misses of the Belady policy on the same queue and budget (equal-sized nodes only): the
+    /// lower bound for every policy.
+    pub miss_lower_bound: Option<u64>,
+    /// Whether every result matched the reference implementation (`None`: not checked).
+    pub verified: Option<bool>,
+    /// The largest relative error against the reference, when checked.
+    pub max_rel_error: Option<f64>,
+}
+
+impl Record {
+    /// The value of a swept parameter by its command-line name, for plots and tables.
+    pub fn parameter(&self, name: &str) -> Option<f64> {
+        Some(match name {
+            "repeat" => self.repeat,
+            "vector-size" => self.vector_size as f64,
+            "tensor-size" => self.tensor_size as f64,
+            "oversub" => self.oversub?,
+            "vectors" => self.vectors as f64,
+            _ => return None,
+        })
+    }
+
+    /// The parameters of the record's point.
+    pub fn point(&self) -> Point {
+        Point {
+            tensor_size: self.tensor_size,
+            vector_size: self.vector_size,
+            vectors: self.vectors,
+            repeat: self.repeat,
+            dist: self.dist.clone(),
+            oversub: self.oversub,
+            seed: self.seed,
+        }
+    }
+
+    /// A label for the record's series in plots: `policy/mode`.
+    pub fn series(&self) -> String {
+        format!("{}/{}", self.policy, self.mode)
+    }
+}
