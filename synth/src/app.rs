@@ -55,14 +55,14 @@ struct RunArgs {
     #[arg(long, default_value_t = 100)]
     vectors: usize,
     /// Repeated rate: the share of a vector's input slots that take an earlier node (0 to 1).
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
     repeat: f64,
     /// How repeated nodes are chosen: uniform or gaussian.
     #[arg(long, default_value = "uniform")]
     dist: String,
     /// Oversubscription rate O >= 0: the device budget is peak / (1 + O), where peak is the
     /// most bytes the run holds resident when nothing is evicted. Default 0 (everything fits).
-    #[arg(long, conflicts_with = "budget")]
+    #[arg(long, conflicts_with = "budget", allow_negative_numbers = true)]
     oversub: Option<f64>,
     /// Device budget in bytes (suffixes K, M, G allowed: 512M, 2G).
     #[arg(long, value_parser = parse_bytes)]
@@ -243,9 +243,22 @@ fn points(
 pub fn main(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
-        Err(e) => {
+        // --help and --version print in full; an error is one line.
+        Err(e) if !e.use_stderr() => {
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            let text = e.render().to_string();
+            let line = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid arguments");
+            eprintln!(
+                "memhc-synth: {} (see --help)",
+                line.trim_start_matches("error: ")
+            );
+            return ExitCode::from(2);
         }
     };
     let outcome = match cli.command {
@@ -386,6 +399,12 @@ fn synth(a: &RunArgs) -> Result<()> {
             (None, Some(o)) => ((peak as f64) / (1.0 + o)).floor() as usize,
             (None, None) => peak,
         };
+        let needed = crate::run::largest_working_set(w, analysis);
+        if budget < needed {
+            return Err(SynthError::Usage(format!(
+                "a device budget of {budget} bytes cannot hold one contraction, which needs {needed} bytes"
+            )));
+        }
         for &mode in &modes {
             let mut lower_bound = None;
             for &policy in &policies {
@@ -393,7 +412,7 @@ fn synth(a: &RunArgs) -> Result<()> {
                 let spec = RunSpec {
                     policy,
                     mode,
-                    budget: budget.max(1),
+                    budget,
                     streams: a.streams,
                     verify: a.verify,
                 };

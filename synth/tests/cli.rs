@@ -1,0 +1,240 @@
+//! The `memhc-synth` binary end to end, at small sizes: output, records, sweeps, verification
+//! on every mode and policy, the Fig. 6 replay, and a one-line error with exit code 2 for every
+//! kind of bad input.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests unwrap what must succeed
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn synth(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_memhc-synth"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A fresh directory for one test's files.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("memhc-synth-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+const SMALL: &[&str] = &["--tensor-size", "4", "--vector-size", "4", "--vectors", "6"];
+
+fn records(path: &PathBuf) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(path).unwrap();
+    serde_json::from_str::<Vec<serde_json::Value>>(&text).unwrap()
+}
+
+#[test]
+fn fig6_replay_prints_the_papers_counts() {
+    let o = synth(&[
+        "trace",
+        "--slots",
+        "4",
+        "--policy",
+        "lru,pp-lru",
+        "A B C D",
+        "E F A B",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "lru evictions=4 hits=0 misses=8\npp-lru evictions=2 hits=2 misses=6\n"
+    );
+    let c = synth(&[
+        "trace", "--slots", "4", "--policy", "pp-lru", "A B C D", "E F C D",
+    ]);
+    assert_eq!(stdout(&c), "pp-lru evictions=2 hits=2 misses=6\n");
+}
+
+#[test]
+fn a_run_writes_table_json_csv_and_paper_table() {
+    let dir = scratch("outputs");
+    let (json, csv) = (dir.join("r.json"), dir.join("r.csv"));
+    let mut args = SMALL.to_vec();
+    args.extend([
+        "--repeat",
+        "0.5",
+        "--oversub",
+        "0.5",
+        "--policy",
+        "lru,pp-lru,belady",
+        "--paper-table",
+        "--json",
+        json.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    let o = synth(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("policy") && out.contains("pp-lru") && out.contains("Hit Rate"),
+        "{out}"
+    );
+    let recs = records(&json);
+    assert_eq!(recs.len(), 3);
+    for r in &recs {
+        for key in [
+            "policy",
+            "mode",
+            "tensor_size",
+            "vector_size",
+            "repeat",
+            "oversub",
+            "allocations",
+            "pool_reuses",
+            "hits",
+            "misses",
+            "hit_rate",
+            "evictions",
+            "writebacks",
+            "h2d_bytes",
+            "d2h_bytes",
+            "peak_device_bytes",
+            "flops",
+            "gflops",
+            "wall_s",
+            "miss_lower_bound",
+            "budget",
+        ] {
+            assert!(r.get(key).is_some(), "record lacks {key}: {r}");
+        }
+        // The budget formula: peak / (1 + o), rounded down.
+        let peak = r["peak_no_eviction_bytes"].as_u64().unwrap();
+        assert_eq!(
+            r["budget"].as_u64().unwrap(),
+            (peak as f64 / 1.5).floor() as u64
+        );
+        // Belady's misses bound every policy's.
+        assert!(r["miss_lower_bound"].as_u64().unwrap() <= r["misses"].as_u64().unwrap());
+    }
+    let belady = recs.iter().find(|r| r["policy"] == "belady").unwrap();
+    assert_eq!(belady["miss_lower_bound"], belady["misses"]);
+    let csv_text = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(csv_text.lines().count(), 4, "{csv_text}");
+    assert!(
+        csv_text
+            .lines()
+            .next()
+            .unwrap()
+            .contains("miss_lower_bound")
+    );
+}
+
+#[test]
+fn verify_passes_on_every_mode_and_policy() {
+    let dir = scratch("verify");
+    let json = dir.join("v.json");
+    let mut args = SMALL.to_vec();
+    args.extend([
+        "--oversub",
+        "1",
+        "--policy",
+        "all",
+        "--mode",
+        "all",
+        "--verify",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let o = synth(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs = records(&json);
+    assert_eq!(recs.len(), 7 * 4);
+    for r in &recs {
+        assert_eq!(r["verified"], true, "{r}");
+        assert!(r["max_rel_error"].as_f64().unwrap() <= 1e-12);
+    }
+    // Same queue, same results: every mode and policy moves the same flops.
+    let flops: Vec<_> = recs.iter().map(|r| r["flops"].as_u64().unwrap()).collect();
+    assert!(flops.windows(2).all(|w| w[0] == w[1]));
+}
+
+#[test]
+fn sweeps_run_every_combination() {
+    let dir = scratch("sweep");
+    let json = dir.join("s.json");
+    let mut args = SMALL.to_vec();
+    args.extend([
+        "--sweep",
+        "repeat=0,1",
+        "--sweep",
+        "oversub=0,0.5",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let o = synth(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs = records(&json);
+    let points: Vec<(f64, f64)> = recs
+        .iter()
+        .map(|r| {
+            (
+                r["repeat"].as_f64().unwrap(),
+                r["oversub"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(points, vec![(0.0, 0.0), (0.0, 0.5), (1.0, 0.0), (1.0, 0.5)]);
+    // Without oversubscription nothing is evicted.
+    assert!(
+        recs.iter()
+            .filter(|r| r["oversub"] == 0.0)
+            .all(|r| r["evictions"] == 0)
+    );
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_code_2() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--repeat", "1.5"], "--repeat"),
+        (&["--policy", "lfu"], "unknown eviction policy 'lfu'"),
+        (&["--mode", "unified"], "unified"),
+        (&["--mode", "fast"], "unknown mode 'fast'"),
+        (&["--backend", "cuda"], "--backend cuda"),
+        (&["--backend", "tpu"], "unknown backend"),
+        (&["--dist", "poisson"], "unknown distribution"),
+        (&["--sweep", "speed=1"], "--sweep speed=1"),
+        (&["--sweep", "vector-size=2.5"], "vector-size"),
+        (&["--oversub", "-1"], "--oversub"),
+        (&["--streams", "0"], "--streams"),
+        (&["--budget", "1K"], "cannot hold one contraction"),
+        (
+            &["--workload", "/nonexistent/w.json"],
+            "/nonexistent/w.json",
+        ),
+    ];
+    for (extra, needle) in cases {
+        let mut args = SMALL.to_vec();
+        args.extend_from_slice(extra);
+        let o = synth(&args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {err}");
+        assert_eq!(
+            err.trim_end().lines().count(),
+            1,
+            "{extra:?}: not one line: {err}"
+        );
+        assert!(err.contains(needle), "{extra:?}: {err}");
+        assert!(!err.contains("panicked"), "{extra:?}: {err}");
+    }
+    // Argument errors from the parser itself also exit 2.
+    let o = synth(&["--vectors", "many"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = synth(&["trace", "--slots", "2", "A A"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("names A twice"));
+}
