@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use hadron::{HadronNode, MatrixView, NodeShape, Plan, SpinMapping, TracePairs};
+use hadron::{HadronError, HadronNode, MatrixView, NodeShape, Plan, SpinMapping, TracePairs};
 
 use crate::error::WorkloadError;
 
@@ -188,8 +188,21 @@ impl Workload {
                 };
                 let sa = shape_of("a", &spec.a)?;
                 let sb = shape_of("b", &spec.b)?;
-                let plan = Plan::new(&sa, &sb, spec.a_view, spec.b_view, &spec.mapping)
-                    .map_err(|e| WorkloadError::at(place("terms"), e.to_string()))?;
+                let plan =
+                    Plan::new(&sa, &sb, spec.a_view, spec.b_view, &spec.mapping).map_err(|e| {
+                        // Name the field the problem is in.
+                        let field = match &e {
+                            HadronError::BadView { .. }
+                                if spec.a_view.rows_cols(sa.dims()).is_err() =>
+                            {
+                                "a_view"
+                            }
+                            HadronError::BadView { .. } => "b_view",
+                            HadronError::ShapeMismatch(_) => "b",
+                            _ => "terms",
+                        };
+                        WorkloadError::at(place(field), e.to_string())
+                    })?;
                 a.contraction_flops += plan.flops(&spec.mapping);
                 if spec.out == spec.a || spec.out == spec.b {
                     return Err(WorkloadError::at(
@@ -199,13 +212,15 @@ impl Workload {
                 }
                 if a.shapes.contains_key(&spec.out) || produced.iter().any(|(o, _)| *o == spec.out)
                 {
-                    return Err(WorkloadError::at(
-                        place("out"),
+                    let why = if self.nodes.iter().any(|n| n.id == spec.out) {
                         format!(
-                            "id \"{}\" is produced twice (or is an initial node)",
+                            "\"{}\" is an initial node; an output must be a new id",
                             spec.out
-                        ),
-                    ));
+                        )
+                    } else {
+                        format!("id \"{}\" is produced twice", spec.out)
+                    };
+                    return Err(WorkloadError::at(place("out"), why));
                 }
                 produced.push((spec.out.clone(), plan.out));
             }
@@ -244,6 +259,12 @@ impl Workload {
             }
         }
         for (r, id) in self.results.iter().enumerate() {
+            if let Some(first) = self.results[..r].iter().position(|x| x == id) {
+                return Err(WorkloadError::at(
+                    format!("results[{r}]"),
+                    format!("\"{id}\" is already listed as results[{first}]"),
+                ));
+            }
             if !a.shapes.contains_key(id) {
                 return Err(WorkloadError::at(
                     format!("results[{r}]"),

@@ -238,3 +238,100 @@ fn bad_input_is_one_line_and_exit_code_2() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("names A twice"));
 }
+
+/// Emit a generated workload (with seeds, and with .npy data), run the file, and get the same
+/// results as generating directly: the dumped .npy results are identical byte for byte.
+#[test]
+fn workload_files_round_trip_through_the_cli() {
+    let dir = scratch("roundtrip");
+    let direct = dir.join("direct");
+    let mut args = SMALL.to_vec();
+    args.extend([
+        "--repeat",
+        "0.5",
+        "--dump-results",
+        direct.to_str().unwrap(),
+    ]);
+    let o = synth(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for npy in [false, true] {
+        let file = dir.join(if npy {
+            "npy/work.json"
+        } else {
+            "seeds/work.json"
+        });
+        let mut emit = SMALL.to_vec();
+        emit.extend(["--repeat", "0.5", "--emit-workload", file.to_str().unwrap()]);
+        if npy {
+            emit.push("--emit-npy");
+        }
+        let o = synth(&emit);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(stdout(&o).is_empty(), "emitting runs nothing");
+        let out = dir.join(format!("from-file-{npy}"));
+        let o = synth(&[
+            "--workload",
+            file.to_str().unwrap(),
+            "--verify",
+            "--dump-results",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let mut names: Vec<_> = std::fs::read_dir(&direct)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        assert!(names.len() > 1, "no results dumped");
+        for name in names {
+            let a = std::fs::read(direct.join(&name)).unwrap();
+            let b = std::fs::read(out.join(&name)).unwrap();
+            assert_eq!(a, b, "{name:?} differs (npy data: {npy})");
+        }
+    }
+}
+
+/// Every malformed workload file is a one-line error naming the place, with exit code 2.
+#[test]
+fn malformed_workload_files_are_one_line_errors() {
+    let dir = scratch("badfiles");
+    let node = r#"{"id": "n0", "spins": 16, "dims": [2, 2], "data": {"random": {"seed": 1}}}"#;
+    let cases: Vec<(&str, String, &str)> = vec![
+        ("missing-field", r#"{"format": "memhc-workload/1", "nodes": [{"id": "n0", "spins": 16, "data": {"random": {"seed": 1}}}], "vectors": []}"#.into(), "dims"),
+        ("unknown-id", format!(r#"{{"format": "memhc-workload/1", "nodes": [{node}], "vectors": [[{{"a": "n0", "b": "n9", "out": "t0", "terms": "meson4x4"}}]]}}"#), "vectors[0][0].b"),
+        ("produced-twice", format!(r#"{{"format": "memhc-workload/1", "nodes": [{node}], "vectors": [[{{"a": "n0", "b": "n0", "out": "t0", "terms": "meson4x4"}}], [{{"a": "n0", "b": "n0", "out": "t0", "terms": "meson4x4"}}]]}}"#), "vectors[1][0].out"),
+        ("never-produced", format!(r#"{{"format": "memhc-workload/1", "nodes": [{node}], "vectors": [], "results": ["t7"]}}"#), "results[0]"),
+        ("version", r#"{"format": "memhc-workload/9", "nodes": [], "vectors": []}"#.into(), "format"),
+        ("bad-npy-shape", r#"{"format": "memhc-workload/1", "nodes": [{"id": "n0", "spins": 16, "dims": [3, 3], "data": {"npy": "n0.npy"}}], "vectors": []}"#.into(), "n0.npy"),
+        ("syntax", r#"{"format": "memhc-workload/1", "nodes": [,]}"#.into(), "line 1"),
+    ];
+    // A valid .npy of the wrong shape for the bad-npy-shape case: write one with the tool.
+    let src = dir.join("src/work.json");
+    let mut emit = vec![
+        "--tensor-size",
+        "2",
+        "--vector-size",
+        "1",
+        "--vectors",
+        "1",
+        "--repeat",
+        "0",
+    ];
+    emit.extend(["--emit-workload", src.to_str().unwrap(), "--emit-npy"]);
+    assert!(synth(&emit).status.success());
+    for (name, text, needle) in cases {
+        let sub = dir.join(name);
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::copy(dir.join("src/n0.npy"), sub.join("n0.npy")).unwrap(); // (16, 2, 2)
+        let file = sub.join("work.json");
+        std::fs::write(&file, text).unwrap();
+        let o = synth(&["--workload", file.to_str().unwrap()]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{name}: {err}");
+        assert!(
+            err.contains("work.json") && err.contains(needle),
+            "{name}: {err}"
+        );
+    }
+}
