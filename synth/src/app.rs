@@ -11,8 +11,11 @@ use memhc_core::{Mode, PolicyKind};
 
 use crate::error::{Result, SynthError};
 use crate::generate::{Dist, SynthParams, generate};
-use crate::record::{Point, Record};
-use crate::run::{Outcome, RunSpec, miss_lower_bound, peak_without_eviction, run};
+use crate::record::Record;
+use crate::run::{
+    Outcome, RunSpec, largest_working_set, miss_lower_bound, peak_without_eviction, run,
+};
+use crate::workload::{Analysis, Workload};
 use crate::{file, plot, replay, report};
 
 /// The synthetic workload of the MemHC paper: generate a queue of meson contractions, run it
@@ -372,25 +375,28 @@ fn synth(a: &RunArgs) -> Result<()> {
         None => None,
     };
 
-    let plan = points(&base, default_oversub, &sweeps);
-    let runs_per_point = (policies.len() * modes.len()) as u64;
-    let mut prepared = Vec::with_capacity(plan.len());
-    for (params, oversub) in &plan {
-        let w = match &loaded {
-            Some(w) => w.clone(),
-            None => generate(params)?,
-        };
-        let analysis = w.analyse()?;
-        prepared.push((params.clone(), *oversub, w, analysis));
-    }
     if a.runs == 0 {
         return Err(SynthError::Usage("--runs must be at least 1".into()));
     }
-    let total: u64 = a.runs as u64
-        * prepared
-            .iter()
-            .map(|(_, _, w, _)| w.vectors.len() as u64)
-            .sum::<u64>()
+    let mut prepared = Vec::new();
+    for (params, oversub) in points(&base, default_oversub, &sweeps) {
+        let workload = match &loaded {
+            Some(w) => w.clone(),
+            None => generate(&params)?,
+        };
+        prepared.push(Prepared::new(
+            params,
+            oversub,
+            workload,
+            a.budget,
+            loaded.is_some(),
+        )?);
+    }
+    let runs_per_point = (policies.len() * modes.len() * a.runs) as u64;
+    let total: u64 = prepared
+        .iter()
+        .map(|p| p.workload.vectors.len() as u64)
+        .sum::<u64>()
         * runs_per_point;
     let bar = ProgressBar::new(total);
     bar.set_style(
@@ -398,91 +404,37 @@ fn synth(a: &RunArgs) -> Result<()> {
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
 
-    let mut records = Vec::new();
-    let mut dumped = false;
     // The first run in a process pays for fresh memory and thread start-up: warm up with an
     // untimed run of the first configuration, so that the first record is not penalised.
-    if let (Some((_, oversub, w, analysis)), Some(&policy), Some(&mode)) =
+    if let (Some(p), Some(&policy), Some(&mode)) =
         (prepared.first(), policies.first(), modes.first())
     {
         bar.set_message("warm-up");
-        let peak = peak_without_eviction(w, analysis)?;
-        let budget = a.budget.map_or_else(
-            || ((peak as f64) / (1.0 + oversub.unwrap_or(0.0))).floor() as usize,
-            |b| b as usize,
-        );
-        if budget >= crate::run::largest_working_set(w, analysis) {
-            let spec = RunSpec {
-                policy,
-                mode,
-                budget,
-                streams: a.streams,
-                verify: false,
-            };
-            run(HostBackend::new(budget), w, analysis, &spec, &mut |_| {})?;
-        }
+        run(
+            HostBackend::new(p.budget),
+            &p.workload,
+            &p.analysis,
+            &p.spec(policy, mode, a.streams, false),
+            &mut |_| {},
+        )?;
     }
-    for (params, oversub, w, analysis) in &prepared {
-        let peak = peak_without_eviction(w, analysis)?;
-        let budget = match (a.budget, oversub) {
-            (Some(b), _) => b as usize,
-            (None, Some(o)) => ((peak as f64) / (1.0 + o)).floor() as usize,
-            (None, None) => peak,
-        };
-        let needed = crate::run::largest_working_set(w, analysis);
-        if budget < needed {
-            return Err(SynthError::Usage(format!(
-                "a device budget of {budget} bytes cannot hold one contraction, which needs {needed} bytes"
-            )));
-        }
+    let mut records = Vec::new();
+    let mut dumped = false;
+    for p in &prepared {
         for &mode in &modes {
             let mut lower_bound = None;
             for &policy in &policies {
                 bar.set_message(format!("{policy}/{mode}"));
-                let spec = RunSpec {
-                    policy,
-                    mode,
-                    budget,
-                    streams: a.streams,
-                    verify: a.verify,
-                };
-                if analysis.equal_sizes && lower_bound.is_none() {
-                    lower_bound = Some(miss_lower_bound(w, analysis, &spec)?);
+                let spec = p.spec(policy, mode, a.streams, a.verify);
+                if p.analysis.equal_sizes && lower_bound.is_none() {
+                    lower_bound = Some(miss_lower_bound(&p.workload, &p.analysis, &spec)?);
                 }
-                let mut walls = Vec::with_capacity(a.runs);
-                let mut first: Option<Outcome> = None;
-                for _ in 0..a.runs {
-                    let done = bar.position();
-                    let outcome = run(
-                        HostBackend::new(spec.budget),
-                        w,
-                        analysis,
-                        &spec,
-                        &mut |v| bar.set_position(done + v as u64),
-                    );
-                    let outcome = outcome.inspect_err(|_| bar.abandon())?;
-                    walls.push(outcome.wall_s);
-                    first.get_or_insert(outcome);
-                }
-                let Some(mut outcome) = first else {
-                    return Err(SynthError::Usage("--runs must be at least 1".into()));
-                };
-                walls.sort_by(f64::total_cmp);
-                outcome.wall_s = walls[walls.len() / 2];
+                let outcome = median_run(p, &spec, a.runs, &bar).inspect_err(|_| bar.abandon())?;
                 if let (Some(dir), false) = (&a.dump_results, dumped) {
                     file::dump_results(dir, &outcome.results, &outcome.traces)?;
                     dumped = true;
                 }
-                records.push(record(
-                    &a.backend,
-                    &spec,
-                    params,
-                    *oversub,
-                    loaded.is_some(),
-                    peak,
-                    lower_bound,
-                    &outcome,
-                ));
+                records.push(p.record(&a.backend, &spec, lower_bound, &outcome));
             }
         }
     }
@@ -508,69 +460,130 @@ fn synth(a: &RunArgs) -> Result<()> {
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
-fn record(
-    backend: &str,
-    spec: &RunSpec,
-    params: &SynthParams,
+/// One point of a run, ready to run: its workload, analysis, peak and budget.
+struct Prepared {
+    params: SynthParams,
     oversub: Option<f64>,
     from_file: bool,
+    workload: Workload,
+    analysis: Analysis,
     peak: usize,
-    miss_lower_bound: Option<u64>,
-    o: &Outcome,
-) -> Record {
-    let s = &o.stats;
-    let point = if from_file {
-        Point {
-            tensor_size: 0,
-            vector_size: 0,
-            vectors: 0,
-            repeat: 0.0,
-            dist: "file".into(),
-            oversub,
-            seed: 0,
+    budget: usize,
+}
+
+impl Prepared {
+    /// Analyses the workload, finds its peak without eviction (a dry run), and derives the
+    /// budget: `budget` bytes if given, else `peak / (1 + oversub)`. A budget that cannot hold
+    /// one contraction is refused here, before anything runs.
+    fn new(
+        params: SynthParams,
+        oversub: Option<f64>,
+        workload: Workload,
+        budget: Option<u64>,
+        from_file: bool,
+    ) -> Result<Self> {
+        let analysis = workload.analyse()?;
+        let peak = peak_without_eviction(&workload, &analysis)?;
+        let budget = match (budget, oversub) {
+            (Some(b), _) => b as usize,
+            (None, o) => ((peak as f64) / (1.0 + o.unwrap_or(0.0))).floor() as usize,
+        };
+        let needed = largest_working_set(&workload, &analysis);
+        if budget < needed {
+            return Err(SynthError::Usage(format!(
+                "a device budget of {budget} bytes cannot hold one contraction, which needs {needed} bytes"
+            )));
         }
-    } else {
-        Point {
-            tensor_size: params.tensor_size,
-            vector_size: params.vector_size,
-            vectors: params.vectors,
-            repeat: params.repeat,
-            dist: params.dist.to_string(),
+        Ok(Prepared {
+            params,
             oversub,
-            seed: params.seed,
-        }
-    };
-    Record {
-        policy: spec.policy.to_string(),
-        mode: spec.mode.to_string(),
-        backend: backend.to_owned(),
-        tensor_size: point.tensor_size,
-        vector_size: point.vector_size,
-        vectors: point.vectors,
-        repeat: point.repeat,
-        dist: point.dist,
-        oversub: point.oversub,
-        seed: point.seed,
-        budget: spec.budget as u64,
-        peak_no_eviction_bytes: peak as u64,
-        allocations: s.allocations,
-        pool_reuses: s.pool_reuses,
-        hits: s.hits,
-        misses: s.misses,
-        hit_rate: s.hit_rate,
-        evictions: s.evictions,
-        writebacks: s.writebacks,
-        h2d_bytes: s.h2d_bytes,
-        d2h_bytes: s.d2h_bytes,
-        peak_device_bytes: s.peak_device_bytes,
-        flops: s.flops,
-        gflops: o.gflops(),
-        wall_s: o.wall_s,
-        miss_lower_bound,
-        verified: spec.verify.then_some(o.max_rel_error.is_some()),
-        max_rel_error: o.max_rel_error,
+            from_file,
+            workload,
+            analysis,
+            peak,
+            budget,
+        })
     }
+
+    fn spec(&self, policy: PolicyKind, mode: Mode, streams: usize, verify: bool) -> RunSpec {
+        RunSpec {
+            policy,
+            mode,
+            budget: self.budget,
+            streams,
+            verify,
+        }
+    }
+
+    /// The record of one run of this point.
+    fn record(
+        &self,
+        backend: &str,
+        spec: &RunSpec,
+        miss_lower_bound: Option<u64>,
+        o: &Outcome,
+    ) -> Record {
+        let s = &o.stats;
+        let generated = !self.from_file;
+        let p = &self.params;
+        Record {
+            policy: spec.policy.to_string(),
+            mode: spec.mode.to_string(),
+            backend: backend.to_owned(),
+            tensor_size: if generated { p.tensor_size } else { 0 },
+            vector_size: if generated { p.vector_size } else { 0 },
+            vectors: self.workload.vectors.len(),
+            repeat: if generated { p.repeat } else { 0.0 },
+            dist: if generated {
+                p.dist.to_string()
+            } else {
+                "file".into()
+            },
+            oversub: self.oversub,
+            seed: if generated { p.seed } else { 0 },
+            budget: spec.budget as u64,
+            peak_no_eviction_bytes: self.peak as u64,
+            allocations: s.allocations,
+            pool_reuses: s.pool_reuses,
+            hits: s.hits,
+            misses: s.misses,
+            hit_rate: s.hit_rate,
+            evictions: s.evictions,
+            writebacks: s.writebacks,
+            h2d_bytes: s.h2d_bytes,
+            d2h_bytes: s.d2h_bytes,
+            peak_device_bytes: s.peak_device_bytes,
+            flops: s.flops,
+            gflops: o.gflops(),
+            wall_s: o.wall_s,
+            miss_lower_bound,
+            verified: spec.verify.then_some(o.max_rel_error.is_some()),
+            max_rel_error: o.max_rel_error,
+        }
+    }
+}
+
+/// Runs `spec` on point `p` `runs` times (the counts are the same every time) and keeps the
+/// first outcome with the median wall time.
+fn median_run(p: &Prepared, spec: &RunSpec, runs: usize, bar: &ProgressBar) -> Result<Outcome> {
+    let mut walls = Vec::with_capacity(runs);
+    let mut first: Option<Outcome> = None;
+    for _ in 0..runs {
+        let done = bar.position();
+        let outcome = run(
+            HostBackend::new(spec.budget),
+            &p.workload,
+            &p.analysis,
+            spec,
+            &mut |v| bar.set_position(done + v as u64),
+        )?;
+        walls.push(outcome.wall_s);
+        first.get_or_insert(outcome);
+    }
+    let mut outcome = first.ok_or_else(|| SynthError::Usage("--runs must be at least 1".into()))?;
+    walls.sort_by(f64::total_cmp);
+    outcome.wall_s = walls[walls.len() / 2];
+    Ok(outcome)
 }
 
 #[cfg(test)]
