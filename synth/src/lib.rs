@@ -20,5 +20,5 @@ pub mod workload;
 
 pub use error::{Result, SynthError, WorkloadError};
 pub use generate::{Dist, SynthParams, generate};
-pub use record::{Point, Record};
+pub use record::Record;
 pub use workload::{Analysis, ContractionSpec, NodeData, NodeSpec, TraceSpec, Workload};

@@ -3,25 +3,6 @@
 
 use serde::Serialize;
 
-/// The parameters of one point of a sweep (what was run).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Point {
-    /// `N`: components are `N x N` (generated workloads; 0 for a workload file).
-    pub tensor_size: usize,
-    /// Contractions per vector (generated workloads; 0 for a workload file).
-    pub vector_size: usize,
-    /// Number of vectors.
-    pub vectors: usize,
-    /// Repeated rate (generated workloads).
-    pub repeat: f64,
-    /// `uniform` or `gaussian` (generated workloads), `file` for a workload file.
-    pub dist: String,
-    /// Oversubscription rate, when the budget was derived from it.
-    pub oversub: Option<f64>,
-    /// Seed of the generator.
-    pub seed: u64,
-}
-
 /// One run of one point with one policy and mode.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Record {
@@ -95,19 +76,6 @@ impl Record {
             "vectors" => self.vectors as f64,
             _ => return None,
         })
-    }
-
-    /// The parameters of the record's point.
-    pub fn point(&self) -> Point {
-        Point {
-            tensor_size: self.tensor_size,
-            vector_size: self.vector_size,
-            vectors: self.vectors,
-            repeat: self.repeat,
-            dist: self.dist.clone(),
-            oversub: self.oversub,
-            seed: self.seed,
-        }
     }
 
     /// A label for the record's series in plots: `policy/mode`.
