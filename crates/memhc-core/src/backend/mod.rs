@@ -33,6 +33,7 @@ pub mod fault;
 pub mod gemm;
 pub mod host;
 pub mod instrumented;
+mod ledger;
 pub mod null;
 
 use num_complex::Complex64;

@@ -9,12 +9,13 @@
 //!
 //! It is not a device: it does not pass the numerical checks of the conformance suite.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 
 use super::gemm::{
     GeamShape, GemmItem, GemmShape, StridedBatch, validate_batched, validate_geam, validate_strided,
 };
+use super::ledger::Ledger;
 use super::{Backend, DeviceMemory, HostMemory, MemInfo};
 use crate::error::{BackendError, BackendOp};
 
@@ -23,7 +24,7 @@ use crate::error::{BackendError, BackendOp};
 pub struct NullBuffer {
     handle: u64,
     bytes: usize,
-    ledger: Arc<Mutex<usize>>,
+    ledger: Arc<Ledger>,
 }
 
 impl DeviceMemory for NullBuffer {
@@ -38,7 +39,7 @@ impl DeviceMemory for NullBuffer {
 
 impl Drop for NullBuffer {
     fn drop(&mut self) {
-        *self.ledger.lock().unwrap_or_else(|p| p.into_inner()) -= self.bytes;
+        self.ledger.release(self.bytes);
     }
 }
 
@@ -70,8 +71,7 @@ impl HostMemory for NullHostBuffer {
 /// The data-less backend. See the [module documentation](self).
 #[derive(Debug)]
 pub struct NullBackend {
-    capacity: usize,
-    used: Arc<Mutex<usize>>,
+    ledger: Arc<Ledger>,
     next_handle: AtomicU64,
 }
 
@@ -79,8 +79,7 @@ impl NullBackend {
     /// A null device of `capacity` bytes.
     pub fn new(capacity: usize) -> Self {
         NullBackend {
-            capacity,
-            used: Arc::new(Mutex::new(0)),
+            ledger: Ledger::new(capacity),
             next_handle: AtomicU64::new(0x1_0000),
         }
     }
@@ -108,15 +107,11 @@ impl Backend for NullBackend {
     type HostBuffer = NullHostBuffer;
 
     fn name(&self) -> String {
-        format!("null backend ({} bytes, no data)", self.capacity)
+        format!("null backend ({} bytes, no data)", self.ledger.capacity())
     }
 
     fn mem_info(&self) -> Result<MemInfo, BackendError> {
-        let used = *self.used.lock().unwrap_or_else(|p| p.into_inner());
-        Ok(MemInfo {
-            free: self.capacity - used,
-            total: self.capacity,
-        })
+        Ok(self.ledger.mem_info())
     }
 
     fn alloc(&self, bytes: usize) -> Result<NullBuffer, BackendError> {
@@ -126,22 +121,14 @@ impl Backend for NullBackend {
                 "zero-byte allocation",
             ));
         }
-        let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
-        let free = self.capacity - *used;
-        if bytes > free {
-            return Err(BackendError::OutOfMemory {
-                requested: bytes,
-                free,
-            });
-        }
-        *used += bytes;
+        self.ledger.reserve(bytes)?;
         let handle = self
             .next_handle
             .fetch_add((bytes as u64).next_multiple_of(256), Ordering::Relaxed);
         Ok(NullBuffer {
             handle,
             bytes,
-            ledger: Arc::clone(&self.used),
+            ledger: Arc::clone(&self.ledger),
         })
     }
 

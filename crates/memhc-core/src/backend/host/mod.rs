@@ -33,6 +33,7 @@ use num_complex::Complex64;
 use super::gemm::{
     GeamShape, GemmItem, GemmShape, StridedBatch, validate_batched, validate_geam, validate_strided,
 };
+use super::ledger::Ledger;
 use super::{Backend, DeviceMemory, HostMemory, MemInfo};
 use crate::error::{BackendError, BackendOp};
 use crate::object::ELEMENT_BYTES;
@@ -46,38 +47,6 @@ pub(crate) struct Cell {
     data: RwLock<Vec<Complex64>>,
     /// Queued jobs that reference this buffer and have not finished.
     pending: AtomicUsize,
-}
-
-/// Live bytes, shared by the backend and its buffers (a buffer returns its bytes when it is
-/// dropped, so the count can never leak).
-#[derive(Debug)]
-struct Ledger {
-    capacity: usize,
-    used: Mutex<usize>,
-}
-
-impl Ledger {
-    fn used(&self) -> usize {
-        *self.used.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn reserve(&self, bytes: usize) -> Result<(), BackendError> {
-        let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
-        let free = self.capacity - *used;
-        if bytes > free {
-            return Err(BackendError::OutOfMemory {
-                requested: bytes,
-                free,
-            });
-        }
-        *used += bytes;
-        Ok(())
-    }
-
-    fn release(&self, bytes: usize) {
-        let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
-        *used -= bytes;
-    }
 }
 
 /// One allocation of the host backend.
@@ -179,10 +148,7 @@ impl HostBackend {
     /// allocations filled with NaN.
     pub fn new(capacity: usize) -> Self {
         HostBackend {
-            ledger: Arc::new(Ledger {
-                capacity,
-                used: Mutex::new(0),
-            }),
+            ledger: Ledger::new(capacity),
             // Handles look like aligned device addresses; 0 is never one.
             next_handle: AtomicU64::new(0x1_0000),
             streams: Mutex::new(Vec::new()),
@@ -221,7 +187,7 @@ impl HostBackend {
 
     /// The device capacity in bytes.
     pub fn capacity(&self) -> usize {
-        self.ledger.capacity
+        self.ledger.capacity()
     }
 
     /// Bytes currently allocated.
@@ -338,7 +304,7 @@ impl Backend for HostBackend {
     fn name(&self) -> String {
         format!(
             "host reference backend ({} bytes, faer {})",
-            self.ledger.capacity,
+            self.ledger.capacity(),
             match self.par {
                 Par::Seq => "sequential".to_owned(),
                 Par::Rayon(n) => format!("on {n} threads"),
@@ -347,10 +313,7 @@ impl Backend for HostBackend {
     }
 
     fn mem_info(&self) -> Result<MemInfo, BackendError> {
-        Ok(MemInfo {
-            free: self.ledger.capacity - self.ledger.used(),
-            total: self.ledger.capacity,
-        })
+        Ok(self.ledger.mem_info())
     }
 
     fn alloc(&self, bytes: usize) -> Result<HostBuffer, BackendError> {

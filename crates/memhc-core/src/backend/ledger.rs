@@ -1,0 +1,63 @@
+//! Device-memory accounting for backends that play a device in host memory (the host reference
+//! backend, the null backend): a capacity, the bytes in use, and a reservation that a buffer
+//! gives back when it is dropped, so the count can never leak.
+
+use std::sync::{Arc, Mutex};
+
+use super::MemInfo;
+use crate::error::BackendError;
+
+/// Live bytes against a capacity, shared by a backend and its buffers.
+#[derive(Debug)]
+pub(crate) struct Ledger {
+    capacity: usize,
+    used: Mutex<usize>,
+}
+
+impl Ledger {
+    /// A ledger of `capacity` bytes, none used.
+    pub fn new(capacity: usize) -> Arc<Self> {
+        Arc::new(Ledger {
+            capacity,
+            used: Mutex::new(0),
+        })
+    }
+
+    /// The capacity.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Bytes in use.
+    pub fn used(&self) -> usize {
+        *self.used.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Free and total bytes.
+    pub fn mem_info(&self) -> MemInfo {
+        MemInfo {
+            free: self.capacity - self.used(),
+            total: self.capacity,
+        }
+    }
+
+    /// Takes `bytes`, or fails with [`BackendError::OutOfMemory`] if they are not free.
+    pub fn reserve(&self, bytes: usize) -> Result<(), BackendError> {
+        let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
+        let free = self.capacity - *used;
+        if bytes > free {
+            return Err(BackendError::OutOfMemory {
+                requested: bytes,
+                free,
+            });
+        }
+        *used += bytes;
+        Ok(())
+    }
+
+    /// Gives back `bytes` taken by [`Ledger::reserve`].
+    pub fn release(&self, bytes: usize) {
+        let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
+        *used -= bytes;
+    }
+}
