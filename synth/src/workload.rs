@@ -147,11 +147,6 @@ impl Analysis {
 }
 
 impl Workload {
-    /// Number of contractions.
-    pub fn contractions(&self) -> usize {
-        self.vectors.iter().map(Vec::len).sum()
-    }
-
     /// Checks the workload and works out shapes and last uses. Errors name the place:
     /// `vectors[3][5].b: unknown id "t9"`.
     pub fn analyse(&self) -> Result<Analysis, WorkloadError> {
