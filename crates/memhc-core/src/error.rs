@@ -69,6 +69,9 @@ pub enum BackendError {
     /// The backend cannot be used here: no driver, no library, no device.
     #[error("backend unavailable: {0}")]
     Unavailable(String),
+    /// The backend does not offer what was asked of it (managed memory, say).
+    #[error("not supported: {0}")]
+    Unsupported(String),
     /// A driver or library call failed.
     #[error("{call} failed: {message}")]
     Driver {

@@ -65,7 +65,7 @@ pub mod policy;
 pub mod runtime;
 pub mod stats;
 
-pub use backend::{Backend, DeviceMemory, MemInfo};
+pub use backend::{Backend, DeviceMemory, Location, MemInfo};
 pub use config::{Config, Mode};
 pub use error::{BackendError, BackendOp, Error, Result};
 pub use object::{Access, AccessMode, Layout, ObjectId, ObjectKind, State};

@@ -13,7 +13,7 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::gemm::{GeamShape, GemmItem, GemmShape, StridedBatch};
-use super::{Backend, MemInfo};
+use super::{Backend, Location, MemInfo};
 use crate::error::{BackendError, BackendOp};
 
 /// When to fail.
@@ -317,6 +317,49 @@ impl<B: Backend> Backend for FaultInjector<B> {
     ) -> Result<(), BackendError> {
         self.gate(BackendOp::Gemm, 0)?;
         self.inner.gemm_strided_batched(stream, shape, batch)
+    }
+
+    fn supports_managed(&self) -> bool {
+        self.inner.supports_managed()
+    }
+
+    fn alloc_managed(&self, bytes: usize) -> Result<Self::Buffer, BackendError> {
+        self.gate(BackendOp::Alloc, bytes)?;
+        self.inner.alloc_managed(bytes)
+    }
+
+    fn managed_write(
+        &self,
+        dst: &Self::Buffer,
+        dst_offset: usize,
+        src: &[u8],
+    ) -> Result<(), BackendError> {
+        self.gate(BackendOp::CopyH2D, src.len())?;
+        self.inner.managed_write(dst, dst_offset, src)
+    }
+
+    fn managed_read(
+        &self,
+        src: &Self::Buffer,
+        src_offset: usize,
+        dst: &mut [u8],
+    ) -> Result<(), BackendError> {
+        self.gate(BackendOp::CopyD2H, dst.len())?;
+        self.inner.managed_read(src, src_offset, dst)
+    }
+
+    fn prefetch(
+        &self,
+        stream: &Self::Stream,
+        buffer: &Self::Buffer,
+        to: Location,
+    ) -> Result<(), BackendError> {
+        self.gate(BackendOp::Sync, 0)?;
+        self.inner.prefetch(stream, buffer, to)
+    }
+
+    fn advise_read_mostly(&self, buffer: &Self::Buffer) -> Result<(), BackendError> {
+        self.inner.advise_read_mostly(buffer)
     }
 }
 

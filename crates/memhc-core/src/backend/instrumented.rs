@@ -1,11 +1,15 @@
 //! Statistics as a wrapper around a backend (in the manner of RMM's statistics adaptor):
 //! allocations, frees, bytes moved each way, live and peak device bytes, GEMM calls and flops
 //! are counted here, at the one place every call passes through, instead of at each call site.
+//!
+//! Managed memory counts as device memory (an allocation, live and peak bytes), and the host's
+//! in-place writes and reads of it count as host-to-device and device-to-host bytes: they are
+//! the traffic the driver migrates on the program's behalf.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::gemm::{GeamShape, GemmItem, GemmShape, StridedBatch};
-use super::{Backend, DeviceMemory, MemInfo};
+use super::{Backend, DeviceMemory, Location, MemInfo};
 use crate::error::BackendError;
 
 /// Counts of what went through an [`Instrumented`] backend.
@@ -104,6 +108,18 @@ impl<B: Backend> Instrumented<B> {
         }
     }
 
+    fn count_alloc(&self, bytes: usize) {
+        bump(&self.counts.allocations, 1);
+        let live = self
+            .counts
+            .live_bytes
+            .fetch_add(bytes as u64, Ordering::Relaxed)
+            + bytes as u64;
+        self.counts
+            .peak_device_bytes
+            .fetch_max(live, Ordering::Relaxed);
+    }
+
     fn count_gemm(&self, shape: &GemmShape, items: usize) {
         bump(&self.counts.gemm_calls, 1);
         bump(&self.counts.gemm_items, items as u64);
@@ -127,15 +143,7 @@ impl<B: Backend> Backend for Instrumented<B> {
 
     fn alloc(&self, bytes: usize) -> Result<Self::Buffer, BackendError> {
         let buffer = self.inner.alloc(bytes)?;
-        bump(&self.counts.allocations, 1);
-        let live = self
-            .counts
-            .live_bytes
-            .fetch_add(bytes as u64, Ordering::Relaxed)
-            + bytes as u64;
-        self.counts
-            .peak_device_bytes
-            .fetch_max(live, Ordering::Relaxed);
+        self.count_alloc(bytes);
         Ok(buffer)
     }
 
@@ -259,5 +267,52 @@ impl<B: Backend> Backend for Instrumented<B> {
         self.inner.gemm_strided_batched(stream, shape, batch)?;
         self.count_gemm(shape, batch.count);
         Ok(())
+    }
+
+    fn supports_managed(&self) -> bool {
+        self.inner.supports_managed()
+    }
+
+    fn alloc_managed(&self, bytes: usize) -> Result<Self::Buffer, BackendError> {
+        let buffer = self.inner.alloc_managed(bytes)?;
+        self.count_alloc(bytes);
+        Ok(buffer)
+    }
+
+    fn managed_write(
+        &self,
+        dst: &Self::Buffer,
+        dst_offset: usize,
+        src: &[u8],
+    ) -> Result<(), BackendError> {
+        self.inner.managed_write(dst, dst_offset, src)?;
+        bump(&self.counts.h2d_copies, 1);
+        bump(&self.counts.h2d_bytes, src.len() as u64);
+        Ok(())
+    }
+
+    fn managed_read(
+        &self,
+        src: &Self::Buffer,
+        src_offset: usize,
+        dst: &mut [u8],
+    ) -> Result<(), BackendError> {
+        self.inner.managed_read(src, src_offset, dst)?;
+        bump(&self.counts.d2h_copies, 1);
+        bump(&self.counts.d2h_bytes, dst.len() as u64);
+        Ok(())
+    }
+
+    fn prefetch(
+        &self,
+        stream: &Self::Stream,
+        buffer: &Self::Buffer,
+        to: Location,
+    ) -> Result<(), BackendError> {
+        self.inner.prefetch(stream, buffer, to)
+    }
+
+    fn advise_read_mostly(&self, buffer: &Self::Buffer) -> Result<(), BackendError> {
+        self.inner.advise_read_mostly(buffer)
     }
 }

@@ -27,6 +27,13 @@
 //!   on the buffer's events first. The host backend detects it and returns
 //!   [`BackendError::BufferInUse`].
 //!
+//! * **Managed (unified) memory** is optional ([`Backend::supports_managed`]): memory that
+//!   both the host and the device address, migrated by the driver. It exists for the unified
+//!   memory baseline; a managed allocation is a
+//!   [`Backend::Buffer`] like any other, so GEMMs take it as they take device memory, and the
+//!   host reads and writes it in place ([`Backend::managed_write`],
+//!   [`Backend::managed_read`]) once the work using it has completed.
+//!
 //! The GEMM descriptions and their validation are in [`gemm`].
 
 pub mod fault;
@@ -69,6 +76,15 @@ pub struct MemInfo {
     pub free: usize,
     /// Bytes the device has in all.
     pub total: usize,
+}
+
+/// Where [`Backend::prefetch`] moves managed memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Location {
+    /// The device's memory.
+    Device,
+    /// Host memory.
+    Host,
 }
 
 /// A device that can hold memory, move data to and from the host and multiply complex
@@ -195,6 +211,73 @@ pub trait Backend {
         shape: &GemmShape,
         batch: &StridedBatch<'_, Self::Buffer>,
     ) -> Result<(), BackendError>;
+
+    /// Whether the backend has managed (unified) memory. The provided managed-memory methods
+    /// say it has none and return [`BackendError::Unsupported`].
+    fn supports_managed(&self) -> bool {
+        false
+    }
+
+    /// Allocates `bytes` (> 0) of managed memory, synchronously: a buffer the host and the
+    /// device both address. It counts against the device's memory like [`Backend::alloc`] and
+    /// is freed with [`Backend::free`]. A backend refuses more managed memory than the device
+    /// has free rather than oversubscribe it.
+    fn alloc_managed(&self, bytes: usize) -> Result<Self::Buffer, BackendError> {
+        let _ = bytes;
+        Err(no_managed(self))
+    }
+
+    /// The host writes `src` into managed buffer `dst` from byte `dst_offset`, in place. Work
+    /// using `dst` must have completed.
+    fn managed_write(
+        &self,
+        dst: &Self::Buffer,
+        dst_offset: usize,
+        src: &[u8],
+    ) -> Result<(), BackendError> {
+        let _ = (dst, dst_offset, src);
+        Err(no_managed(self))
+    }
+
+    /// The host reads `dst.len()` bytes of managed buffer `src` from byte `src_offset`, in
+    /// place (the driver migrates or duplicates the pages it touches). Work writing `src` must
+    /// have completed.
+    fn managed_read(
+        &self,
+        src: &Self::Buffer,
+        src_offset: usize,
+        dst: &mut [u8],
+    ) -> Result<(), BackendError> {
+        let _ = (src, src_offset, dst);
+        Err(no_managed(self))
+    }
+
+    /// Enqueues on `stream` a migration of managed buffer `buffer` to `to`, so that later work
+    /// does not fault on it.
+    fn prefetch(
+        &self,
+        stream: &Self::Stream,
+        buffer: &Self::Buffer,
+        to: Location,
+    ) -> Result<(), BackendError> {
+        let _ = (stream, buffer, to);
+        Err(no_managed(self))
+    }
+
+    /// Advises the driver that managed buffer `buffer` is mostly read: a processor that reads
+    /// it gets its own read-only copy instead of migrating the pages away from the others.
+    fn advise_read_mostly(&self, buffer: &Self::Buffer) -> Result<(), BackendError> {
+        let _ = buffer;
+        Err(no_managed(self))
+    }
+}
+
+/// The error the provided managed-memory methods of [`Backend`] return.
+fn no_managed<B: Backend + ?Sized>(backend: &B) -> BackendError {
+    BackendError::Unsupported(format!(
+        "{} has no managed (unified) memory",
+        backend.name()
+    ))
 }
 
 /// Reinterprets complex elements as bytes, for the byte-oriented copy calls.
