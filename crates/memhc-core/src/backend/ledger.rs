@@ -1,6 +1,7 @@
-//! Device-memory accounting for backends that play a device in host memory (the host reference
-//! backend, the null backend): a capacity, the bytes in use, and a reservation that a buffer
-//! gives back when it is dropped, so the count can never leak.
+//! Device-memory accounting against a byte budget: a capacity, the bytes in use, and a
+//! reservation that a buffer gives back when it is dropped, so the count can never leak. The
+//! backends that play a device in host memory (host, null) use it as their whole memory; the
+//! GPU backends use it for the budget they are given below the card's memory.
 
 use std::sync::{Arc, Mutex};
 
@@ -9,7 +10,7 @@ use crate::error::BackendError;
 
 /// Live bytes against a capacity, shared by a backend and its buffers.
 #[derive(Debug)]
-pub(crate) struct Ledger {
+pub struct Ledger {
     capacity: usize,
     used: Mutex<usize>,
 }

@@ -38,9 +38,10 @@
 
 pub mod fault;
 pub mod gemm;
+pub mod gpu;
 pub mod host;
 pub mod instrumented;
-mod ledger;
+pub mod ledger;
 pub mod null;
 
 use num_complex::Complex64;
