@@ -64,7 +64,7 @@ pub fn obtain<B, E: fmt::Display>(test: &str, make: impl FnOnce() -> Result<B, E
     match make() {
         Ok(b) => Some(b),
         Err(e) => {
-            eprintln!("SKIPPED {test}: backend unavailable: {e}");
+            eprintln!("SKIPPED {test}: {e}");
             None
         }
     }

@@ -1,0 +1,334 @@
+//! Checked calls into the CUDA driver: each function makes one driver call (through cudarc's
+//! `result` layer where it has one, its `sys` layer where not) and turns its status into a
+//! [`BackendError`]. Every `unsafe` block of the driver side of this crate is here; the owning
+//! types above it ([`crate::memory`], [`crate::stream`], [`crate::event`],
+//! [`crate::context`]) keep the handles they pass valid.
+//!
+//! Call [`crate::probe::driver`] before any of these: cudarc panics on a missing library.
+
+use std::ffi::{CStr, c_int};
+
+use cudarc::driver::result::{self, DriverError};
+use cudarc::driver::sys::{self, CUcontext, CUdevice, CUevent, CUresult, CUstream};
+use memhc_core::BackendError;
+
+/// A device address.
+pub type DevicePtr = sys::CUdeviceptr;
+
+/// The driver's name and description of an error, for messages.
+pub fn describe(e: DriverError) -> String {
+    let name = e
+        .error_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| format!("{:?}", e.0));
+    match e.error_string() {
+        Ok(s) => format!("{name}: {}", s.to_string_lossy()),
+        Err(_) => name,
+    }
+}
+
+/// `BackendError::Driver` for a failed call.
+pub fn fail(call: &'static str, e: DriverError) -> BackendError {
+    BackendError::Driver {
+        call,
+        message: describe(e),
+    }
+}
+
+fn check(call: &'static str, status: CUresult) -> Result<(), BackendError> {
+    status.result().map_err(|e| fail(call, e))
+}
+
+/// `cuInit(0)`.
+pub fn init() -> Result<(), BackendError> {
+    result::init().map_err(|e| fail("cuInit", e))
+}
+
+/// The driver's CUDA version, as `1000 * major + 10 * minor`.
+pub fn driver_version() -> Result<i32, BackendError> {
+    let mut v: c_int = 0;
+    // SAFETY: the driver writes one int through a valid pointer.
+    check("cuDriverGetVersion", unsafe {
+        sys::cuDriverGetVersion(&mut v)
+    })?;
+    Ok(v)
+}
+
+/// The number of CUDA devices.
+pub fn device_count() -> Result<i32, BackendError> {
+    result::device::get_count().map_err(|e| fail("cuDeviceGetCount", e))
+}
+
+/// The device of an ordinal.
+pub fn device(ordinal: i32) -> Result<CUdevice, BackendError> {
+    result::device::get(ordinal).map_err(|e| fail("cuDeviceGet", e))
+}
+
+/// The device's name.
+pub fn device_name(dev: CUdevice) -> Result<String, BackendError> {
+    let mut buf = [0u8; 256];
+    // SAFETY: the driver writes at most `buf.len()` bytes, NUL-terminated, into `buf`.
+    check("cuDeviceGetName", unsafe {
+        sys::cuDeviceGetName(buf.as_mut_ptr().cast(), buf.len() as c_int, dev)
+    })?;
+    Ok(CStr::from_bytes_until_nul(&buf)
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| String::from_utf8_lossy(&buf).into_owned()))
+}
+
+/// An integer attribute of the device.
+pub fn device_attribute(dev: CUdevice, attr: sys::CUdevice_attribute) -> Result<i32, BackendError> {
+    // SAFETY: `dev` came from `cuDeviceGet`; the driver writes one int.
+    unsafe { result::device::get_attribute(dev, attr) }.map_err(|e| fail("cuDeviceGetAttribute", e))
+}
+
+/// Retains the device's primary context.
+pub fn primary_ctx_retain(dev: CUdevice) -> Result<CUcontext, BackendError> {
+    // SAFETY: `dev` came from `cuDeviceGet`.
+    unsafe { result::primary_ctx::retain(dev) }.map_err(|e| fail("cuDevicePrimaryCtxRetain", e))
+}
+
+/// Releases a primary context retained by [`primary_ctx_retain`].
+///
+/// # Safety
+/// Called once per successful retain, after every object of the context is destroyed.
+pub unsafe fn primary_ctx_release(dev: CUdevice) -> Result<(), BackendError> {
+    // SAFETY: the caller pairs this with a retain.
+    unsafe { result::primary_ctx::release(dev) }.map_err(|e| fail("cuDevicePrimaryCtxRelease", e))
+}
+
+/// Makes `ctx` current on the calling thread.
+///
+/// # Safety
+/// `ctx` is a live context.
+pub unsafe fn set_current(ctx: CUcontext) -> Result<(), BackendError> {
+    // SAFETY: the caller keeps `ctx` alive.
+    unsafe { result::ctx::set_current(ctx) }.map_err(|e| fail("cuCtxSetCurrent", e))
+}
+
+/// Waits for all work of the current context.
+pub fn ctx_synchronize() -> Result<(), BackendError> {
+    result::ctx::synchronize().map_err(|e| fail("cuCtxSynchronize", e))
+}
+
+/// Free and total device memory of the current context's device.
+pub fn mem_get_info() -> Result<(usize, usize), BackendError> {
+    result::mem_get_info().map_err(|e| fail("cuMemGetInfo", e))
+}
+
+fn oom_or(call: &'static str, bytes: usize, e: DriverError) -> BackendError {
+    if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+        BackendError::OutOfMemory {
+            requested: bytes,
+            free: mem_get_info().map_or(0, |(free, _)| free),
+        }
+    } else {
+        fail(call, e)
+    }
+}
+
+/// `cuMemAlloc`: synchronous device memory, not the stream-ordered pool.
+pub fn mem_alloc(bytes: usize) -> Result<DevicePtr, BackendError> {
+    // SAFETY: the memory is handed out uninitialised as bytes, which any value is.
+    unsafe { result::malloc_sync(bytes) }.map_err(|e| oom_or("cuMemAlloc", bytes, e))
+}
+
+/// `cuMemAllocManaged` with global attachment.
+pub fn mem_alloc_managed(bytes: usize) -> Result<DevicePtr, BackendError> {
+    // SAFETY: as for `mem_alloc`.
+    unsafe { result::malloc_managed(bytes, sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL) }
+        .map_err(|e| oom_or("cuMemAllocManaged", bytes, e))
+}
+
+/// `cuMemFree`, for device and managed memory.
+///
+/// # Safety
+/// `ptr` came from [`mem_alloc`] or [`mem_alloc_managed`], is freed once, and no queued work
+/// uses it.
+pub unsafe fn mem_free(ptr: DevicePtr) -> Result<(), BackendError> {
+    // SAFETY: the caller's contract.
+    unsafe { result::free_sync(ptr) }.map_err(|e| fail("cuMemFree", e))
+}
+
+/// `cuMemHostAlloc` with no flags: page-locked, cached (not write-combined, so that the host
+/// reads device-to-host results at full speed), usable by the context it was made in.
+pub fn host_alloc(bytes: usize) -> Result<*mut u8, BackendError> {
+    // SAFETY: the memory is handed out as raw bytes.
+    unsafe { result::malloc_host(bytes, 0) }
+        .map(|p| p.cast::<u8>())
+        .map_err(|e| oom_or("cuMemHostAlloc", bytes, e))
+}
+
+/// `cuMemFreeHost`.
+///
+/// # Safety
+/// `ptr` came from [`host_alloc`], is freed once, and no queued copy uses it.
+pub unsafe fn host_free(ptr: *mut u8) -> Result<(), BackendError> {
+    // SAFETY: the caller's contract.
+    unsafe { result::free_host(ptr.cast()) }.map_err(|e| fail("cuMemFreeHost", e))
+}
+
+/// Enqueues a copy of `bytes` from host `src` to device `dst`.
+///
+/// # Safety
+/// `src` is page-locked, valid for `bytes` and left untouched until the copy completes; `dst`
+/// is valid for `bytes`; `stream` is live.
+pub unsafe fn memcpy_htod_async(
+    dst: DevicePtr,
+    src: *const u8,
+    bytes: usize,
+    stream: CUstream,
+) -> Result<(), BackendError> {
+    // SAFETY: the caller's contract.
+    check("cuMemcpyHtoDAsync", unsafe {
+        sys::cuMemcpyHtoDAsync_v2(dst, src.cast(), bytes, stream)
+    })
+}
+
+/// Enqueues a copy of `bytes` from device `src` to host `dst`.
+///
+/// # Safety
+/// `dst` is page-locked, valid for `bytes` and not accessed until the copy completes; `src` is
+/// valid for `bytes`; `stream` is live.
+pub unsafe fn memcpy_dtoh_async(
+    dst: *mut u8,
+    src: DevicePtr,
+    bytes: usize,
+    stream: CUstream,
+) -> Result<(), BackendError> {
+    // SAFETY: the caller's contract.
+    check("cuMemcpyDtoHAsync", unsafe {
+        sys::cuMemcpyDtoHAsync_v2(dst.cast(), src, bytes, stream)
+    })
+}
+
+fn location(device: Option<i32>) -> sys::CUmemLocation {
+    match device {
+        Some(id) => sys::CUmemLocation {
+            type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+            id,
+        },
+        None => sys::CUmemLocation {
+            type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_HOST,
+            id: 0,
+        },
+    }
+}
+
+/// Advises that managed range `[ptr, ptr + bytes)` is mostly read.
+///
+/// # Safety
+/// The range is one whole managed allocation.
+pub unsafe fn advise_read_mostly(
+    ptr: DevicePtr,
+    bytes: usize,
+    device: i32,
+) -> Result<(), BackendError> {
+    // SAFETY: the caller's contract.
+    unsafe {
+        result::mem_advise(
+            ptr,
+            bytes,
+            sys::CUmem_advise::CU_MEM_ADVISE_SET_READ_MOSTLY,
+            location(Some(device)),
+        )
+    }
+    .map_err(|e| fail("cuMemAdvise", e))
+}
+
+/// Enqueues a migration of managed range `[ptr, ptr + bytes)` to `device` (or the host for
+/// `None`).
+///
+/// # Safety
+/// The range is one whole managed allocation; `stream` is live.
+pub unsafe fn prefetch_async(
+    ptr: DevicePtr,
+    bytes: usize,
+    device: Option<i32>,
+    stream: CUstream,
+) -> Result<(), BackendError> {
+    // SAFETY: the caller's contract.
+    unsafe { result::mem_prefetch_async(ptr, bytes, location(device), stream) }
+        .map_err(|e| fail("cuMemPrefetchAsync", e))
+}
+
+/// A non-blocking stream (no implicit synchronisation with the legacy default stream).
+pub fn stream_create() -> Result<CUstream, BackendError> {
+    result::stream::create(result::stream::StreamKind::NonBlocking)
+        .map_err(|e| fail("cuStreamCreate", e))
+}
+
+/// Destroys a stream.
+///
+/// # Safety
+/// `stream` is live and destroyed once.
+pub unsafe fn stream_destroy(stream: CUstream) -> Result<(), BackendError> {
+    // SAFETY: the caller's contract.
+    unsafe { result::stream::destroy(stream) }.map_err(|e| fail("cuStreamDestroy", e))
+}
+
+/// Waits for all work on a stream.
+///
+/// # Safety
+/// `stream` is live.
+pub unsafe fn stream_synchronize(stream: CUstream) -> Result<(), BackendError> {
+    // SAFETY: the caller's contract.
+    unsafe { result::stream::synchronize(stream) }.map_err(|e| fail("cuStreamSynchronize", e))
+}
+
+/// Makes `stream` wait for the most recent record of `event`.
+///
+/// # Safety
+/// Both are live.
+pub unsafe fn stream_wait_event(stream: CUstream, event: CUevent) -> Result<(), BackendError> {
+    // SAFETY: the caller's contract.
+    check("cuStreamWaitEvent", unsafe {
+        sys::cuStreamWaitEvent(stream, event, 0)
+    })
+}
+
+/// An event without timing (the cheapest kind: it only orders).
+pub fn event_create() -> Result<CUevent, BackendError> {
+    result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
+        .map_err(|e| fail("cuEventCreate", e))
+}
+
+/// Records `event` on `stream`.
+///
+/// # Safety
+/// Both are live.
+pub unsafe fn event_record(event: CUevent, stream: CUstream) -> Result<(), BackendError> {
+    // SAFETY: the caller's contract.
+    unsafe { result::event::record(event, stream) }.map_err(|e| fail("cuEventRecord", e))
+}
+
+/// Whether the most recent record of `event` has completed.
+///
+/// # Safety
+/// `event` is live.
+pub unsafe fn event_query(event: CUevent) -> Result<bool, BackendError> {
+    // SAFETY: the caller's contract.
+    match unsafe { result::event::query(event) } {
+        Ok(()) => Ok(true),
+        Err(e) if e.0 == CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+        Err(e) => Err(fail("cuEventQuery", e)),
+    }
+}
+
+/// Waits for the most recent record of `event`.
+///
+/// # Safety
+/// `event` is live.
+pub unsafe fn event_synchronize(event: CUevent) -> Result<(), BackendError> {
+    // SAFETY: the caller's contract.
+    unsafe { result::event::synchronize(event) }.map_err(|e| fail("cuEventSynchronize", e))
+}
+
+/// Destroys an event (allowed before it completes: the driver releases it at completion).
+///
+/// # Safety
+/// `event` is live and destroyed once.
+pub unsafe fn event_destroy(event: CUevent) -> Result<(), BackendError> {
+    // SAFETY: the caller's contract.
+    unsafe { result::event::destroy(event) }.map_err(|e| fail("cuEventDestroy", e))
+}
