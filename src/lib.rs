@@ -12,8 +12,8 @@
 //! its CPU reference backend, so that everything runs and is tested on a machine with no GPU.
 //! The GPU backends arrive as features:
 //!
-//! * `cuda`: the NVIDIA backend (driver API and cuBLAS, loaded at run time) — reserved, not
-//!   yet implemented;
+//! * `cuda`: the NVIDIA backend, [`memhc_cuda`] re-exported as `memhc::cuda` (driver API and
+//!   cuBLAS through cudarc, loaded at run time, so it builds without CUDA);
 //! * `rocm`: the AMD backend (HIP and rocBLAS, loaded at run time) — reserved, not yet
 //!   implemented.
 //!
@@ -24,3 +24,7 @@ pub use memhc_core::*;
 
 /// Hadron nodes, spin mappings, contractions and traces on the runtime (the `hadron` crate).
 pub use hadron;
+
+/// The NVIDIA backend (the `memhc-cuda` crate), with feature `cuda`.
+#[cfg(feature = "cuda")]
+pub use memhc_cuda as cuda;

@@ -4,17 +4,15 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::device::{BackendChoice, run_on};
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use memhc_core::backend::host::HostBackend;
 use memhc_core::{Mode, PolicyKind};
 
 use crate::error::{Result, SynthError};
 use crate::generate::{Dist, SynthParams, generate};
 use crate::record::Record;
-use crate::run::{
-    Outcome, RunSpec, largest_working_set, miss_lower_bound, peak_without_eviction, run,
-};
+use crate::run::{Outcome, RunSpec, largest_working_set, miss_lower_bound, peak_without_eviction};
 use crate::workload::{Analysis, Workload};
 use crate::{file, plot, replay, report};
 
@@ -302,15 +300,7 @@ fn synth(a: &RunArgs) -> Result<()> {
     let dist: Dist = a.dist.parse()?;
     let policies = parse_policies(&a.policy)?;
     let modes = parse_modes(&a.mode, &a.backend)?;
-    if a.backend != "host" {
-        return Err(SynthError::Usage(match a.backend.as_str() {
-            "cuda" | "rocm" => format!(
-                "--backend {}: this build has no {} backend yet (it arrives with its own issue); use --backend host",
-                a.backend, a.backend
-            ),
-            other => format!("--backend {other}: unknown backend (host, cuda or rocm)"),
-        }));
-    }
+    let backend: BackendChoice = a.backend.parse()?;
     if a.streams == 0 {
         return Err(SynthError::Usage("--streams must be at least 1".into()));
     }
@@ -410,8 +400,8 @@ fn synth(a: &RunArgs) -> Result<()> {
         (prepared.first(), policies.first(), modes.first())
     {
         bar.set_message("warm-up");
-        run(
-            HostBackend::new(p.budget),
+        run_on(
+            backend,
             &p.workload,
             &p.analysis,
             &p.spec(policy, mode, a.streams, false),
@@ -429,7 +419,8 @@ fn synth(a: &RunArgs) -> Result<()> {
                 if p.analysis.equal_sizes && lower_bound.is_none() {
                     lower_bound = Some(miss_lower_bound(&p.workload, &p.analysis, &spec)?);
                 }
-                let outcome = median_run(p, &spec, a.runs, &bar).inspect_err(|_| bar.abandon())?;
+                let outcome =
+                    median_run(backend, p, &spec, a.runs, &bar).inspect_err(|_| bar.abandon())?;
                 if let (Some(dir), false) = (&a.dump_results, dumped) {
                     file::dump_results(dir, &outcome.results, &outcome.traces)?;
                     dumped = true;
@@ -565,18 +556,20 @@ impl Prepared {
 
 /// Runs `spec` on point `p` `runs` times (the counts are the same every time) and keeps the
 /// first outcome with the median wall time.
-fn median_run(p: &Prepared, spec: &RunSpec, runs: usize, bar: &ProgressBar) -> Result<Outcome> {
+fn median_run(
+    backend: BackendChoice,
+    p: &Prepared,
+    spec: &RunSpec,
+    runs: usize,
+    bar: &ProgressBar,
+) -> Result<Outcome> {
     let mut walls = Vec::with_capacity(runs);
     let mut first: Option<Outcome> = None;
     for _ in 0..runs {
         let done = bar.position();
-        let outcome = run(
-            HostBackend::new(spec.budget),
-            &p.workload,
-            &p.analysis,
-            spec,
-            &mut |v| bar.set_position(done + v as u64),
-        )?;
+        let outcome = run_on(backend, &p.workload, &p.analysis, spec, &mut |v| {
+            bar.set_position(done + v as u64)
+        })?;
         walls.push(outcome.wall_s);
         first.get_or_insert(outcome);
     }

@@ -8,6 +8,7 @@
 //! plots); read and write workload files so that users can bring their own queues.
 
 pub mod app;
+pub mod device;
 pub mod error;
 pub mod file;
 pub mod generate;

@@ -1,0 +1,116 @@
+//! Which backend a run goes to: `--backend host|cuda|rocm`. The GPU backends are compiled in by
+//! this crate's features of the same names; without them, asking for one is a one-line usage
+//! error that says how to rebuild.
+
+use std::str::FromStr;
+
+use memhc_core::backend::host::HostBackend;
+
+use crate::error::{Result, SynthError};
+use crate::run::{Outcome, RunSpec, run};
+use crate::workload::{Analysis, Workload};
+
+/// The backend of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendChoice {
+    /// The host reference backend (no GPU).
+    Host,
+    /// The NVIDIA backend (feature `cuda`).
+    Cuda,
+    /// The AMD backend (feature `rocm`).
+    Rocm,
+}
+
+impl BackendChoice {
+    /// The name used on the command line and in records.
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendChoice::Host => "host",
+            BackendChoice::Cuda => "cuda",
+            BackendChoice::Rocm => "rocm",
+        }
+    }
+
+    /// Whether this build can run it.
+    pub fn compiled(self) -> bool {
+        match self {
+            BackendChoice::Host => true,
+            BackendChoice::Cuda => cfg!(feature = "cuda"),
+            BackendChoice::Rocm => cfg!(feature = "rocm"),
+        }
+    }
+}
+
+impl FromStr for BackendChoice {
+    type Err = SynthError;
+
+    /// Parses `host`, `cuda` or `rocm`, refusing a GPU backend this build lacks.
+    fn from_str(s: &str) -> Result<Self> {
+        let choice = match s {
+            "host" => BackendChoice::Host,
+            "cuda" => BackendChoice::Cuda,
+            "rocm" => BackendChoice::Rocm,
+            other => {
+                return Err(SynthError::Usage(format!(
+                    "--backend {other}: unknown backend (host, cuda or rocm)"
+                )));
+            }
+        };
+        if !choice.compiled() {
+            return Err(SynthError::Usage(format!(
+                "--backend {s}: this build has no {s} backend; rebuild with `--features {s}` \
+                 (cargo run --release -p memhc-synth --features {s} -- ...)"
+            )));
+        }
+        Ok(choice)
+    }
+}
+
+/// Runs `w` on a fresh backend of kind `choice` whose budget is the run's. A GPU backend that
+/// cannot open (no driver, no device) is reported in one line.
+pub fn run_on(
+    choice: BackendChoice,
+    w: &Workload,
+    a: &Analysis,
+    spec: &RunSpec,
+    progress: &mut dyn FnMut(usize),
+) -> Result<Outcome> {
+    match choice {
+        BackendChoice::Host => run(HostBackend::new(spec.budget), w, a, spec, progress),
+        #[cfg(feature = "cuda")]
+        BackendChoice::Cuda => {
+            let backend = memhc_cuda::CudaBackend::with_budget(spec.budget)
+                .map_err(memhc_core::Error::from)?;
+            run(backend, w, a, spec, progress)
+        }
+        #[allow(unreachable_patterns)]
+        other => Err(SynthError::Usage(format!(
+            "--backend {}: not compiled into this build",
+            other.name()
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_and_missing_backends_say_how_to_rebuild() {
+        assert_eq!(
+            "host".parse::<BackendChoice>().ok(),
+            Some(BackendChoice::Host)
+        );
+        for gpu in ["cuda", "rocm"] {
+            match gpu.parse::<BackendChoice>() {
+                Ok(choice) => assert!(choice.compiled() && choice.name() == gpu),
+                Err(e) => {
+                    let text = e.to_string();
+                    assert!(text.contains(&format!("--features {gpu}")), "{text}");
+                    assert!(!text.contains('\n'));
+                }
+            }
+        }
+        assert!("tpu".parse::<BackendChoice>().is_err());
+    }
+}
