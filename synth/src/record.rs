@@ -8,7 +8,7 @@ use serde::Serialize;
 pub struct Record {
     /// Eviction policy.
     pub policy: String,
-    /// Optimisation mode (naive, reorg, reorg-sync, optimal).
+    /// Optimisation mode (naive, reorg, reorg-sync, optimal, unified).
     pub mode: String,
     /// Backend (host, cuda, rocm).
     pub backend: String,

@@ -96,7 +96,7 @@ pub fn largest_working_set(w: &Workload, a: &Analysis) -> usize {
 }
 
 /// Runs `w` on `backend` as `spec` says. `progress` is called after each vector with the
-/// number of vectors done.
+/// number of vectors done. Unified mode on a backend without managed memory is refused.
 pub fn run<B: Backend>(
     backend: B,
     w: &Workload,
@@ -104,6 +104,12 @@ pub fn run<B: Backend>(
     spec: &RunSpec,
     progress: &mut dyn FnMut(usize),
 ) -> Result<Outcome> {
+    if spec.mode == Mode::Unified && !backend.supports_managed() {
+        return Err(SynthError::Usage(format!(
+            "--mode unified needs managed memory, which the {} does not have",
+            backend.name()
+        )));
+    }
     let needed = largest_working_set(w, a);
     if spec.budget < needed {
         return Err(SynthError::Usage(format!(

@@ -154,6 +154,14 @@ fn verify_passes_on_every_mode_and_policy() {
     assert!(o.status.success(), "{}", stderr(&o));
     let recs = records(&json);
     assert_eq!(recs.len(), 7 * 4);
+    let mut modes: Vec<_> = recs.iter().map(|r| r["mode"].as_str().unwrap()).collect();
+    modes.sort();
+    modes.dedup();
+    assert_eq!(
+        modes,
+        ["naive", "optimal", "reorg", "reorg-sync"],
+        "`all` is the four explicit modes"
+    );
     for r in &recs {
         assert_eq!(r["verified"], true, "{r}");
         assert!(r["max_rel_error"].as_f64().unwrap() <= 1e-12);
@@ -161,6 +169,37 @@ fn verify_passes_on_every_mode_and_policy() {
     // Same queue, same results: every mode and policy moves the same flops.
     let flops: Vec<_> = recs.iter().map(|r| r["flops"].as_u64().unwrap()).collect();
     assert!(flops.windows(2).all(|w| w[0] == w[1]));
+}
+
+/// The unified memory baseline runs on the host backend (it has managed memory): verified
+/// results, one managed allocation per node, nothing evicted, and every result read back.
+#[test]
+fn unified_mode_runs_and_verifies_on_the_host_backend() {
+    let dir = scratch("unified");
+    let json = dir.join("u.json");
+    let mut args = SMALL.to_vec();
+    args.extend([
+        "--mode",
+        "unified,naive",
+        "--verify",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let o = synth(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs = records(&json);
+    let unified = recs.iter().find(|r| r["mode"] == "unified").unwrap();
+    let naive = recs.iter().find(|r| r["mode"] == "naive").unwrap();
+    assert_eq!(unified["verified"], true, "{unified}");
+    assert_eq!(unified["evictions"], 0);
+    assert_eq!(unified["budget"], unified["peak_no_eviction_bytes"]);
+    assert_eq!(unified["flops"], naive["flops"]);
+    assert_eq!(
+        unified["misses"], unified["allocations"],
+        "one managed allocation per node, on its first use"
+    );
+    // The host reads every result where naive copies it out.
+    assert_eq!(unified["d2h_bytes"], naive["d2h_bytes"]);
 }
 
 #[test]
@@ -202,7 +241,18 @@ fn bad_input_is_one_line_and_exit_code_2() {
     let cases: &[(&[&str], &str)] = &[
         (&["--repeat", "1.5"], "--repeat"),
         (&["--policy", "lfu"], "unknown eviction policy 'lfu'"),
-        (&["--mode", "unified"], "unified"),
+        (
+            &["--mode", "optimal,unified", "--oversub", "0.5"],
+            "unified memory is never oversubscribed",
+        ),
+        (
+            &["--mode", "unified", "--sweep", "oversub=0,1"],
+            "--oversub 1",
+        ),
+        (
+            &["--mode", "unified", "--budget", "64K"],
+            "--budget makes it 65536 bytes",
+        ),
         (&["--mode", "fast"], "unknown mode 'fast'"),
         (&["--backend", "cuda"], "--backend cuda"),
         (&["--backend", "tpu"], "unknown backend"),

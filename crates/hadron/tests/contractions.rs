@@ -1,7 +1,7 @@
 //! Contractions and traces on the runtime against the independent reference: every kind of
-//! mapping, both accumulation schemes, packed and unpacked nodes, baryon-style views, sizes that
-//! are not powers of two, chains, vectors on several streams, every eviction policy under
-//! memory pressure, FLOP accounting, and the errors of bad input.
+//! mapping, both accumulation schemes, packed and unpacked nodes, unified memory, baryon-style
+//! views, sizes that are not powers of two, chains, vectors on several streams, every eviction
+//! policy under memory pressure, FLOP accounting, and the errors of bad input.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests unwrap what must succeed
 
@@ -12,7 +12,7 @@ use hadron::{
     SpinMapping, Term, TracePairs, reference,
 };
 use memhc_core::backend::host::HostBackend;
-use memhc_core::{Config, PolicyKind, Runtime};
+use memhc_core::{Config, Mode, PolicyKind, Runtime};
 
 const TOL: f64 = 1e-12;
 
@@ -31,6 +31,8 @@ fn variants() -> Vec<(Config, Accumulation)> {
         (Config::default(), Accumulation::Temporaries),
         (unpacked.clone(), Accumulation::Layered),
         (unpacked, Accumulation::Temporaries),
+        (Config::for_mode(Mode::Unified), Accumulation::Layered),
+        (Config::for_mode(Mode::Unified), Accumulation::Temporaries),
     ]
 }
 

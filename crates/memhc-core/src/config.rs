@@ -1,6 +1,6 @@
 //! Runtime configuration: the device budget, the eviction policy, the number of streams, and
 //! one switch per MemHC optimisation, so that the paper's baselines are this same code with
-//! switches off (see [`Mode`]).
+//! switches off (see [`Mode`]), plus the managed-memory switch of the unified memory baseline.
 
 use std::fmt;
 use std::str::FromStr;
@@ -8,7 +8,8 @@ use std::str::FromStr;
 use crate::error::Error;
 use crate::policy::PolicyKind;
 
-/// The optimisation sets the paper compares (its Fig. 8), by name.
+/// The optimisation sets the paper compares (its Fig. 8), and the unified memory baseline, by
+/// name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
@@ -21,10 +22,21 @@ pub enum Mode {
     ReorgSync,
     /// "MemHC Optimal": packing, on-demand sync, duplication-aware caching and lazy release.
     Optimal,
+    /// The unified memory baseline: every object is one managed allocation that stays
+    /// allocated until released (the driver migrates it; the runtime never evicts, and never
+    /// asks for more than the budget), with read-mostly advice on inputs, a prefetch to the
+    /// device before every launch, and the host reading each result in place right after the
+    /// launch that writes it, where the naive code copies it out. It needs a backend with
+    /// managed memory ([`Backend::supports_managed`](crate::Backend::supports_managed)).
+    ///
+    /// In the statistics, managed allocations count as allocations, and the bytes the host
+    /// writes into or reads from managed memory as host-to-device and device-to-host bytes.
+    Unified,
 }
 
 impl Mode {
-    /// Every mode, from the least to the most optimised.
+    /// The paper's four explicit modes (its Fig. 8; `all` on command lines), from the least to
+    /// the most optimised. [`Mode::Unified`] is not among them: it needs managed memory.
     pub const ALL: [Mode; 4] = [Mode::Naive, Mode::Reorg, Mode::ReorgSync, Mode::Optimal];
 
     /// The name used on command lines and in reports.
@@ -34,6 +46,7 @@ impl Mode {
             Mode::Reorg => "reorg",
             Mode::ReorgSync => "reorg-sync",
             Mode::Optimal => "optimal",
+            Mode::Unified => "unified",
         }
     }
 }
@@ -50,6 +63,7 @@ impl FromStr for Mode {
     fn from_str(s: &str) -> Result<Self, Error> {
         Mode::ALL
             .into_iter()
+            .chain([Mode::Unified])
             .find(|m| m.name() == s)
             .ok_or_else(|| Error::UnknownMode(s.to_owned()))
     }
@@ -81,6 +95,11 @@ pub struct Config {
     /// the caller reads it or eviction forces a write-back. Off: it is copied back to the host
     /// after every launch that writes it.
     pub on_demand_sync: bool,
+    /// Unified memory ([`Mode::Unified`]): objects live in managed memory, which the host
+    /// writes and reads in place and the device gets by prefetch; nothing is ever evicted, and
+    /// an allocation beyond the budget is an error ([`Error::ManagedDoesNotFit`]). Needs a
+    /// backend with managed memory, packing on and lazy release off.
+    pub managed: bool,
 }
 
 impl Default for Config {
@@ -91,13 +110,18 @@ impl Default for Config {
 }
 
 impl Config {
-    /// The switches of one of the paper's modes; LRU, 4 streams, the whole device.
+    /// The switches of one of the modes; LRU, 4 streams, the whole device.
+    ///
+    /// [`Mode::Unified`] keeps objects allocated between launches (dedup: managed memory is
+    /// migrated by the driver, never evicted), packs them, frees released ones at once, and
+    /// syncs every result to the host right after the launch that writes it, as naive does.
     pub fn for_mode(mode: Mode) -> Self {
         let (dedup, lazy_release, packing, on_demand_sync) = match mode {
             Mode::Naive => (false, false, false, false),
             Mode::Reorg => (false, false, true, false),
             Mode::ReorgSync => (false, false, true, true),
             Mode::Optimal => (true, true, true, true),
+            Mode::Unified => (true, false, true, false),
         };
         Config {
             budget: None,
@@ -108,6 +132,7 @@ impl Config {
             lazy_release,
             packing,
             on_demand_sync,
+            managed: mode == Mode::Unified,
         }
     }
 
@@ -145,6 +170,11 @@ impl Config {
                 "the device budget must be positive".into(),
             ));
         }
+        if self.managed && (!self.packing || self.lazy_release) {
+            return Err(Error::InvalidConfig(
+                "managed memory needs packing on and lazy release off".into(),
+            ));
+        }
         Ok(())
     }
 }
@@ -155,9 +185,13 @@ mod tests {
 
     #[test]
     fn modes_parse_and_set_switches() {
-        for m in Mode::ALL {
+        for m in Mode::ALL.into_iter().chain([Mode::Unified]) {
             assert_eq!(m.name().parse::<Mode>().unwrap(), m);
         }
+        assert!(
+            !Mode::ALL.contains(&Mode::Unified),
+            "`all` means the explicit modes"
+        );
         assert!(matches!("fast".parse::<Mode>(), Err(Error::UnknownMode(_))));
         let naive = Config::for_mode(Mode::Naive);
         assert!(!naive.dedup && !naive.lazy_release && !naive.packing && !naive.on_demand_sync);
@@ -165,6 +199,10 @@ mod tests {
         assert!(rs.packing && rs.on_demand_sync && !rs.dedup && !rs.lazy_release);
         let opt = Config::default();
         assert!(opt.dedup && opt.lazy_release && opt.packing && opt.on_demand_sync);
+        assert!(Mode::ALL.iter().all(|&m| !Config::for_mode(m).managed));
+        let uni = Config::for_mode(Mode::Unified);
+        assert!(uni.managed && uni.dedup && uni.packing);
+        assert!(!uni.lazy_release && !uni.on_demand_sync);
     }
 
     #[test]
@@ -172,5 +210,16 @@ mod tests {
         assert!(Config::default().with_streams(0).validate().is_err());
         assert!(Config::default().with_budget(0).validate().is_err());
         assert!(Config::default().validate().is_ok());
+        assert!(Config::for_mode(Mode::Unified).validate().is_ok());
+        let pooled = Config {
+            lazy_release: true,
+            ..Config::for_mode(Mode::Unified)
+        };
+        assert!(matches!(pooled.validate(), Err(Error::InvalidConfig(_))));
+        let unpacked = Config {
+            packing: false,
+            ..Config::for_mode(Mode::Unified)
+        };
+        assert!(unpacked.validate().is_err());
     }
 }

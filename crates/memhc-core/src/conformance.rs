@@ -767,6 +767,67 @@ pub fn events_and_synchronisation<B: Backend>(b: &B) -> Check {
     free_all(b, [ab, cb])
 }
 
+/// Managed memory, where the backend has it (a backend without it passes, having said so with
+/// [`Backend::supports_managed`], and its managed calls must then return
+/// [`BackendError::Unsupported`]): written and read in place by the host, advised read-mostly,
+/// prefetched, used as GEMM operands; in-place access to memory that is not managed and out of
+/// bounds is refused; prefetching back to the host and reading there gives the same values.
+pub fn managed_memory_round_trip<B: Backend>(b: &B) -> Check {
+    if !b.supports_managed() {
+        return ensure(
+            matches!(b.alloc_managed(64), Err(BackendError::Unsupported(_))),
+            || "a backend without managed memory must refuse alloc_managed as Unsupported".into(),
+        );
+    }
+    let s = b.create_stream()?;
+    let mut rng = ChaCha8Rng::seed_from_u64(0x3a4a);
+    let shape = GemmShape::dense(7, 6, 5);
+    let a = random_elements(&mut rng, 35);
+    let bb = random_elements(&mut rng, 30);
+    let managed = |data: &[Complex64]| -> Result<B::Buffer, Failure> {
+        let buf = b.alloc_managed(data.len() * ELEMENT_BYTES)?;
+        b.managed_write(&buf, 0, as_bytes(data))?;
+        b.advise_read_mostly(&buf)?;
+        Ok(buf)
+    };
+    let (ab, bbuf) = (managed(&a)?, managed(&bb)?);
+    let cb = b.alloc_managed(42 * ELEMENT_BYTES)?;
+    for buf in [&ab, &bbuf, &cb] {
+        b.prefetch(&s, buf, crate::backend::Location::Device)?;
+    }
+    let item = [GemmItem {
+        a: DeviceRef::new(&ab, 0),
+        b: DeviceRef::new(&bbuf, 0),
+        c: DeviceRef::new(&cb, 0),
+    }];
+    let shape = GemmShape {
+        beta: Complex64::new(0.0, 0.0),
+        ..shape
+    };
+    b.gemm_batched(&s, &shape, &item)?;
+    b.prefetch(&s, &cb, crate::backend::Location::Host)?;
+    b.stream_synchronize(&s)?;
+    let mut got = vec![Complex64::new(0.0, 0.0); 42];
+    b.managed_read(&cb, 0, as_bytes_mut(&mut got))?;
+    let mut expected = vec![Complex64::new(0.0, 0.0); 42];
+    reference_gemm(&shape, &a, &bb, &mut expected);
+    let err = relative_error(&got, &expected);
+    ensure(err <= TOLERANCE, || {
+        format!("GEMM on managed memory: relative error {err:e}")
+    })?;
+    let mut tail = [0u8; 32];
+    ensure(
+        b.managed_read(&cb, 42 * ELEMENT_BYTES - 16, &mut tail)
+            .is_err(),
+        || "a managed read past the end was accepted".into(),
+    )?;
+    let plain = b.alloc(64)?;
+    ensure(b.managed_write(&plain, 0, &[0u8; 16]).is_err(), || {
+        "an in-place host write into device (not managed) memory was accepted".into()
+    })?;
+    free_all(b, [ab, bbuf, cb, plain])
+}
+
 /// Runs every check in order, stopping at the first failure.
 pub fn run_all<B: Backend>(b: &B) -> Check {
     mem_info_is_sane(b)?;
@@ -782,7 +843,8 @@ pub fn run_all<B: Backend>(b: &B) -> Check {
     gemm_empty_is_a_no_op(b)?;
     stream_order_is_kept(b)?;
     events_order_streams(b)?;
-    events_and_synchronisation(b)
+    events_and_synchronisation(b)?;
+    managed_memory_round_trip(b)
 }
 
 /// Generates one `#[test]` per conformance check, each building its backend with `$make` (a
@@ -805,6 +867,7 @@ macro_rules! backend_conformance_tests {
             stream_order_is_kept,
             events_order_streams,
             events_and_synchronisation,
+            managed_memory_round_trip,
         );
     };
     (@each $make:expr; $($check:ident),* $(,)?) => {

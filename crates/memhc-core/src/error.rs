@@ -139,6 +139,24 @@ pub enum Error {
         /// The device budget.
         budget: usize,
     },
+    /// Unified memory mode: a managed allocation would take the runtime past its device budget,
+    /// or past what the device has free. Managed memory is never evicted and never
+    /// oversubscribed, so there is nothing to make room with.
+    #[error(
+        "unified memory is never oversubscribed: {requested} more bytes of managed memory on top \
+         of the {held} bytes held exceed the {available} bytes available (device budget {budget} \
+         bytes)"
+    )]
+    ManagedDoesNotFit {
+        /// Bytes of the allocation asked for.
+        requested: usize,
+        /// Bytes of managed memory the runtime holds already.
+        held: usize,
+        /// Bytes the runtime may hold in all: the budget, or less if the device has less free.
+        available: usize,
+        /// The device budget.
+        budget: usize,
+    },
     /// Host data does not have the length the object's layout requires.
     #[error("data for {what} has {got} elements, but its layout needs {expected}")]
     LengthMismatch {
@@ -180,7 +198,7 @@ pub enum Error {
     )]
     UnknownPolicy(String),
     /// A mode name that is not one of the known modes.
-    #[error("unknown mode '{0}' (known: naive, reorg, reorg-sync, optimal)")]
+    #[error("unknown mode '{0}' (known: naive, reorg, reorg-sync, optimal, unified)")]
     UnknownMode(String),
 }
 

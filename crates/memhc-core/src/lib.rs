@@ -24,7 +24,8 @@
 //!   Algorithm 1), `pp-lru` (Algorithm 2), `random`, `mru`, `car`, `clock-pro`, and `belady`,
 //!   the queue-aware optimum used as the lower bound on misses.
 //! * [`Config`] and [`Mode`]: one switch per optimisation (dedup, lazy release, packing,
-//!   on-demand sync), so the paper's baselines are the same code with switches off.
+//!   on-demand sync), so the paper's baselines are the same code with switches off, and the
+//!   managed-memory switch of the unified memory baseline ([`Mode::Unified`]).
 //! * [`Stats`]: the metrics under the names reports use.
 //! * [`conformance`]: the suite every backend must pass, as a macro any backend crate invokes.
 //!

@@ -2,7 +2,9 @@
 //! frees and event calls at random. Every failure comes back as an error (never a panic), the
 //! tables pass `audit()` after every step, and no object's value is lost or corrupted: after a
 //! failed launch, its output holds its old value, no value, or (when only the copy back after
-//! the work failed) the new one, never anything else; every other object is untouched.
+//! the work failed) the new one, never anything else; every other object is untouched. The
+//! same holds in unified memory mode, where the faults hit managed allocations, the host's
+//! in-place writes and reads, and prefetches.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests unwrap what must succeed
 
@@ -16,7 +18,7 @@ use memhc_core::backend::fault::{FaultInjector, FaultPlan};
 use memhc_core::backend::host::HostBackend;
 use memhc_core::conformance::{TOLERANCE, relative_error};
 use memhc_core::{
-    BackendError, BackendOp, Complex64, Config, Error, ObjectId, PolicyKind, Runtime,
+    BackendError, BackendOp, Complex64, Config, Error, Mode, ObjectId, PolicyKind, Runtime,
 };
 use proptest::prelude::*;
 
@@ -37,8 +39,8 @@ fn same(x: &[Complex64], y: &[Complex64]) -> bool {
 fn injected(e: &Error, oom: bool) -> bool {
     match e {
         Error::Backend(BackendError::Injected { .. }) => true,
-        // An out-of-memory fault with nothing left to evict.
-        Error::DoesNotFit { .. } => oom,
+        // An out-of-memory fault with nothing left to evict (or, in unified mode, never any).
+        Error::DoesNotFit { .. } | Error::ManagedDoesNotFit { .. } => oom,
         _ => false,
     }
 }
@@ -189,8 +191,18 @@ fn config() -> impl Strategy<Value = Config> {
                 lazy_release: lazy,
                 packing,
                 on_demand_sync: sync,
+                managed: false,
             },
         )
+}
+
+/// Unified memory on one to three streams, with a budget no program reaches.
+fn unified_config() -> impl Strategy<Value = Config> {
+    (1usize..4).prop_map(|streams| {
+        Config::for_mode(Mode::Unified)
+            .with_budget(1 << 20)
+            .with_streams(streams)
+    })
 }
 
 fn plan() -> impl Strategy<Value = FaultPlan> {
@@ -210,7 +222,11 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
-    fn faults_are_reported_and_lose_nothing(config in config(), steps in program(80), plan in plan()) {
+    fn faults_are_reported_and_lose_nothing(
+        config in prop_oneof![3 => config(), 1 => unified_config()],
+        steps in program(80),
+        plan in plan(),
+    ) {
         let (actions, _) = resolve(&steps);
         run(config, &actions, plan)?;
     }
@@ -233,16 +249,17 @@ fn every_kind_of_fault_at_every_early_point() {
         for n in 1..=10 {
             for config in [
                 Config::default().with_budget(largest_working_set() + 2 * largest_object()),
-                Config::for_mode(memhc_core::Mode::Naive)
+                Config::for_mode(Mode::Naive)
                     .with_budget(largest_working_set() + 2 * largest_object()),
+                Config::for_mode(Mode::Unified).with_budget(1 << 20),
             ] {
                 injected += run(config, &actions, FaultPlan::nth(&[op], n)).unwrap();
             }
         }
         // A kind of call may be too rare in one of the configurations to reach the tenth one.
         assert!(
-            (10..=20).contains(&injected),
-            "{op}: {injected} of 20 planned faults happened"
+            (10..=30).contains(&injected),
+            "{op}: {injected} of 30 planned faults happened"
         );
     }
 }

@@ -2,7 +2,8 @@
 //! release / read / vector boundaries, under random budgets, with every policy, every
 //! combination of optimisation switches and one to three streams. After every step the
 //! tables pass `audit()` and the budget holds; every read returns the last value written
-//! (nothing is lost through eviction, reuse or write-back).
+//! (nothing is lost through eviction, reuse or write-back). Unified memory runs the same
+//! programs with managed memory and no budget pressure (it never evicts).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests unwrap what must succeed
 
@@ -11,7 +12,7 @@ mod common;
 use common::workload::{Action, creates, largest_object, largest_working_set, program, resolve};
 use common::{assert_close, multiply, touch};
 use memhc_core::backend::host::HostBackend;
-use memhc_core::{Config, Error, ObjectId, PolicyKind, Runtime};
+use memhc_core::{Config, Error, Mode, ObjectId, PolicyKind, Runtime};
 use proptest::prelude::*;
 
 fn config() -> impl Strategy<Value = Config> {
@@ -32,8 +33,21 @@ fn config() -> impl Strategy<Value = Config> {
                 lazy_release: lazy,
                 packing,
                 on_demand_sync: sync,
+                managed: false,
             },
         )
+}
+
+/// Unified memory on one to three streams, with and without dedup and on-demand sync, and a
+/// budget no program reaches (managed memory is never evicted: a program that needs more fails).
+fn unified_config() -> impl Strategy<Value = Config> {
+    (1usize..4, any::<bool>(), any::<bool>()).prop_map(|(streams, dedup, sync)| Config {
+        dedup,
+        on_demand_sync: sync,
+        ..Config::for_mode(Mode::Unified)
+            .with_budget(1 << 20)
+            .with_streams(streams)
+    })
 }
 
 /// Runs a resolved program and checks it step by step. Object creation has no device effect,
@@ -110,6 +124,21 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_programs_in_unified_mode_keep_every_invariant(
+        config in unified_config(),
+        steps in program(80),
+    ) {
+        let (actions, uses) = resolve(&steps);
+        let mut rt = Runtime::new(HostBackend::new(1 << 24), config.clone()).unwrap();
+        check_with(&mut rt, &config, &actions, &uses)?;
+        prop_assert_eq!(rt.stats().evictions, 0);
+    }
+}
+
 /// The generator keeps the property test honest: its programs really launch contractions,
 /// evict, write back and hit (a change that made them trivial would fail here).
 #[test]
@@ -154,7 +183,10 @@ proptest! {
     /// The data-less backend drives the runtime exactly as a real one does: on the same
     /// program, every statistic is identical (so dry runs of a queue tell the truth).
     #[test]
-    fn the_null_backend_reproduces_every_statistic(config in config(), steps in program(80)) {
+    fn the_null_backend_reproduces_every_statistic(
+        config in prop_oneof![3 => config(), 1 => unified_config()],
+        steps in program(80),
+    ) {
         use memhc_core::backend::null::NullBackend;
         let (actions, uses) = resolve(&steps);
         let mut host = Runtime::new(HostBackend::new(1 << 24), config.clone()).unwrap();

@@ -200,10 +200,7 @@ fn fig7(c: &mut Criterion) {
     if open("fig7", None).is_none() {
         return;
     }
-    let modes: Vec<Mode> = ["optimal", "naive", "unified"]
-        .iter()
-        .filter_map(|m| m.parse().ok())
-        .collect();
+    let modes = [Mode::Optimal, Mode::Naive, Mode::Unified];
     let mut points = Vec::new();
     for n in [384usize, 192] {
         for r in [0.0, 0.25, 0.5, 0.75, 1.0] {

@@ -14,7 +14,7 @@ use memhc_core::backend::gpu::{
     StagingPool, address, default_budget, loaded_library, pointer_table,
 };
 use memhc_core::backend::ledger::Ledger;
-use memhc_core::backend::{HostMemory, Location};
+use memhc_core::backend::{HostMemory, Location, not_managed};
 use memhc_core::{Backend, BackendError, BackendOp, DeviceMemory, MemInfo};
 
 use crate::blas::{Handle, int, long};
@@ -587,7 +587,7 @@ impl Backend for CudaBackend {
     }
 
     fn advise_read_mostly(&self, buffer: &CudaBuffer) -> Result<(), BackendError> {
-        managed_only(buffer, BackendOp::Sync)?;
+        managed_only(buffer, BackendOp::Alloc)?;
         self.ctx.bind()?;
         // SAFETY: the range is the whole of a live managed allocation.
         unsafe { driver::advise_read_mostly(buffer.ptr(), buffer.bytes(), self.ctx.ordinal()) }
@@ -598,10 +598,7 @@ fn managed_only(buffer: &CudaBuffer, op: BackendOp) -> Result<(), BackendError> 
     if buffer.is_managed() {
         Ok(())
     } else {
-        Err(BackendError::invalid(
-            op,
-            format!("buffer {:#x} is not managed memory", buffer.ptr()),
-        ))
+        Err(not_managed(op, buffer.ptr()))
     }
 }
 

@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use memhc_core::backend::gpu::Staging;
 use memhc_core::backend::ledger::Ledger;
+use memhc_core::backend::not_managed;
 use memhc_core::{BackendError, BackendOp, DeviceMemory};
 
 use crate::context::Context;
@@ -92,10 +93,7 @@ impl CudaBuffer {
         if self.managed {
             Ok(self.ptr as usize as *mut u8)
         } else {
-            Err(BackendError::invalid(
-                op,
-                format!("buffer {:#x} is not managed memory", self.ptr),
-            ))
+            Err(not_managed(op, self.ptr))
         }
     }
 

@@ -1,6 +1,6 @@
 //! The hadron and synthetic end-to-end paths on the CUDA backend, against the independent
 //! reference: contractions in every accumulation scheme and mapping kind, and whole synthetic
-//! runs in every mode, fitting and oversubscribed. Each test prints `SKIPPED` and the reason
+//! runs in every mode (unified memory included), fitting and oversubscribed. Each test prints `SKIPPED` and the reason
 //! when this machine has no usable NVIDIA GPU.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -100,7 +100,7 @@ fn synthetic(mode: Mode, policy: PolicyKind, oversub: f64) {
 
 #[test]
 fn synthetic_runs_in_every_mode_match_the_reference() {
-    for mode in Mode::ALL {
+    for mode in Mode::ALL.into_iter().chain([Mode::Unified]) {
         synthetic(mode, PolicyKind::Lru, 0.0);
     }
 }

@@ -46,7 +46,7 @@ pub mod null;
 
 use num_complex::Complex64;
 
-use crate::error::BackendError;
+use crate::error::{BackendError, BackendOp};
 use gemm::{GeamShape, GemmItem, GemmShape, StridedBatch};
 
 /// Device memory of one allocation, owned by whoever holds it (never `Clone`).
@@ -279,6 +279,12 @@ fn no_managed<B: Backend + ?Sized>(backend: &B) -> BackendError {
         "{} has no managed (unified) memory",
         backend.name()
     ))
+}
+
+/// The error of a managed-memory call (`op`) on buffer `handle`, which
+/// [`Backend::alloc_managed`] did not allocate: [`BackendError::InvalidArgument`].
+pub fn not_managed(op: BackendOp, handle: u64) -> BackendError {
+    BackendError::invalid(op, format!("buffer {handle:#x} is not managed memory"))
 }
 
 /// Reinterprets complex elements as bytes, for the byte-oriented copy calls.

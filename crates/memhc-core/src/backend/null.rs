@@ -7,6 +7,9 @@
 //! is evicted, how many allocations, hits, misses, evictions and write-backs a policy makes under
 //! a budget, and so the Belady lower bound on misses. Values read back are zeros.
 //!
+//! It has managed memory too, accounted like device memory, so that dry runs of the unified
+//! memory mode work; the host's in-place reads of it also give zeros.
+//!
 //! It is not a device: it does not pass the numerical checks of the conformance suite.
 
 use std::sync::Arc;
@@ -16,7 +19,7 @@ use super::gemm::{
     GeamShape, GemmItem, GemmShape, StridedBatch, validate_batched, validate_geam, validate_strided,
 };
 use super::ledger::Ledger;
-use super::{Backend, DeviceMemory, HostMemory, MemInfo};
+use super::{Backend, DeviceMemory, HostMemory, Location, MemInfo, not_managed};
 use crate::error::{BackendError, BackendOp};
 
 /// An allocation of the null backend: a size and a handle.
@@ -25,6 +28,8 @@ pub struct NullBuffer {
     handle: u64,
     bytes: usize,
     ledger: Arc<Ledger>,
+    /// Allocated by [`Backend::alloc_managed`].
+    managed: bool,
 }
 
 impl DeviceMemory for NullBuffer {
@@ -98,6 +103,34 @@ impl NullBackend {
             )),
         }
     }
+
+    fn allocate(&self, bytes: usize, managed: bool) -> Result<NullBuffer, BackendError> {
+        if bytes == 0 {
+            return Err(BackendError::invalid(
+                BackendOp::Alloc,
+                "zero-byte allocation",
+            ));
+        }
+        self.ledger.reserve(bytes)?;
+        let handle = self
+            .next_handle
+            .fetch_add((bytes as u64).next_multiple_of(256), Ordering::Relaxed);
+        Ok(NullBuffer {
+            handle,
+            bytes,
+            ledger: Arc::clone(&self.ledger),
+            managed,
+        })
+    }
+
+    /// Refuses a buffer that is not managed for managed-memory call `op`.
+    fn require_managed(op: BackendOp, buffer: &NullBuffer) -> Result<(), BackendError> {
+        if buffer.managed {
+            Ok(())
+        } else {
+            Err(not_managed(op, buffer.handle))
+        }
+    }
 }
 
 impl Backend for NullBackend {
@@ -115,21 +148,7 @@ impl Backend for NullBackend {
     }
 
     fn alloc(&self, bytes: usize) -> Result<NullBuffer, BackendError> {
-        if bytes == 0 {
-            return Err(BackendError::invalid(
-                BackendOp::Alloc,
-                "zero-byte allocation",
-            ));
-        }
-        self.ledger.reserve(bytes)?;
-        let handle = self
-            .next_handle
-            .fetch_add((bytes as u64).next_multiple_of(256), Ordering::Relaxed);
-        Ok(NullBuffer {
-            handle,
-            bytes,
-            ledger: Arc::clone(&self.ledger),
-        })
+        self.allocate(bytes, false)
     }
 
     fn free(&self, buffer: NullBuffer) -> Result<(), BackendError> {
@@ -240,6 +259,44 @@ impl Backend for NullBackend {
     ) -> Result<(), BackendError> {
         validate_strided(shape, batch)
     }
+
+    fn supports_managed(&self) -> bool {
+        true
+    }
+
+    fn alloc_managed(&self, bytes: usize) -> Result<NullBuffer, BackendError> {
+        self.allocate(bytes, true)
+    }
+
+    fn managed_write(
+        &self,
+        dst: &NullBuffer,
+        dst_offset: usize,
+        src: &[u8],
+    ) -> Result<(), BackendError> {
+        Self::require_managed(BackendOp::CopyH2D, dst)?;
+        Self::check_range(BackendOp::CopyH2D, dst.bytes, dst_offset, src.len())
+    }
+
+    fn managed_read(
+        &self,
+        src: &NullBuffer,
+        src_offset: usize,
+        dst: &mut [u8],
+    ) -> Result<(), BackendError> {
+        Self::require_managed(BackendOp::CopyD2H, src)?;
+        Self::check_range(BackendOp::CopyD2H, src.bytes, src_offset, dst.len())?;
+        dst.fill(0);
+        Ok(())
+    }
+
+    fn prefetch(&self, _: &(), buffer: &NullBuffer, _: Location) -> Result<(), BackendError> {
+        Self::require_managed(BackendOp::Sync, buffer)
+    }
+
+    fn advise_read_mostly(&self, buffer: &NullBuffer) -> Result<(), BackendError> {
+        Self::require_managed(BackendOp::Alloc, buffer)
+    }
 }
 
 #[cfg(test)]
@@ -259,6 +316,34 @@ mod tests {
         b.copy_d2h(&(), &x, 0, &mut out).unwrap();
         assert_eq!(out, [0u8; 8]);
         b.free(x).unwrap();
+        assert_eq!(b.mem_info().unwrap().free, 1000);
+    }
+
+    #[test]
+    fn managed_memory_is_accounted_and_validated() {
+        let b = NullBackend::new(1000);
+        assert!(b.supports_managed());
+        let x = b.alloc_managed(600).unwrap();
+        assert!(matches!(
+            b.alloc_managed(500),
+            Err(BackendError::OutOfMemory { free: 400, .. })
+        ));
+        b.managed_write(&x, 0, &[1u8; 600]).unwrap();
+        assert!(b.managed_write(&x, 590, &[1u8; 16]).is_err());
+        let mut out = [7u8; 8];
+        b.managed_read(&x, 592, &mut out).unwrap();
+        assert_eq!(out, [0u8; 8]);
+        assert!(b.managed_read(&x, 596, &mut out).is_err());
+        b.prefetch(&(), &x, Location::Device).unwrap();
+        b.advise_read_mostly(&x).unwrap();
+        let plain = b.alloc(100).unwrap();
+        assert!(matches!(
+            b.managed_write(&plain, 0, &[1u8; 8]),
+            Err(BackendError::InvalidArgument { reason, .. }) if reason.contains("not managed")
+        ));
+        assert!(b.prefetch(&(), &plain, Location::Device).is_err());
+        b.free(x).unwrap();
+        b.free(plain).unwrap();
         assert_eq!(b.mem_info().unwrap().free, 1000);
     }
 }

@@ -24,7 +24,8 @@ impl<B: Backend> Runtime<B> {
     /// * every object has a host copy exactly when its state says so, of the right length;
     /// * every pooled buffer is filed under its own size;
     /// * the policy tracks exactly the resident objects;
-    /// * no object is left pinned outside a launch.
+    /// * no object is left pinned outside a launch;
+    /// * with managed memory, nothing is pooled and nothing was ever evicted.
     pub fn audit(&self) -> Result<(), AuditError> {
         let mut bad = Vec::new();
 
@@ -156,6 +157,21 @@ impl<B: Backend> Runtime<B> {
                 "{} object(s) left pinned outside a launch",
                 self.pinned.len()
             ));
+        }
+
+        if self.config.managed {
+            if !self.pool.is_empty() {
+                bad.push(format!(
+                    "{} bytes pooled, but managed memory is freed at once",
+                    self.pool.bytes()
+                ));
+            }
+            if self.counters.evictions > 0 {
+                bad.push(format!(
+                    "{} eviction(s), but managed memory is never evicted",
+                    self.counters.evictions
+                ));
+            }
         }
 
         if bad.is_empty() {

@@ -250,7 +250,8 @@ impl<B: Backend> Runtime<B> {
     }
 
     /// Makes one object resident: a hit, or a miss served by the allocation path, followed by a
-    /// copy from the host when the launch reads the object. Returns whether it copied.
+    /// copy from the host when the launch reads the object. Returns whether it queued that copy
+    /// on the stream (a managed copy-in is the host's, complete on return).
     fn acquire(&mut self, stream: usize, access: Access) -> Result<bool> {
         let id = access.object;
         if self.cache.contains(id) {
@@ -285,7 +286,12 @@ impl<B: Backend> Runtime<B> {
         }
         let copy_in = access.mode.reads();
         if copy_in {
-            if let Err(e) = self.copy_in(stream, id, &resident) {
+            let copied = if self.config.managed {
+                self.managed_copy_in(id, &resident, !access.mode.writes())
+            } else {
+                self.copy_in(stream, id, &resident)
+            };
+            if let Err(e) = copied {
                 // Part of the copy may be queued: let it finish before the buffers move on.
                 self.backend.stream_synchronize(&self.streams[stream])?;
                 self.dispose(resident)?;
@@ -298,7 +304,7 @@ impl<B: Backend> Runtime<B> {
             self.dispose(old)?;
         }
         self.policy.on_insert(id);
-        Ok(copy_in)
+        Ok(copy_in && !self.config.managed)
     }
 
     /// Queues the copy of an object's host values into its new device buffers.
@@ -321,7 +327,8 @@ impl<B: Backend> Runtime<B> {
         Ok(())
     }
 
-    /// Orders the stream after conflicting earlier work, then lets `work` enqueue.
+    /// Orders the stream after conflicting earlier work (and, with managed memory, prefetches
+    /// each object to the device), then lets `work` enqueue.
     fn order_and_run<F>(&mut self, stream: usize, accesses: &[Access], work: F) -> Result<()>
     where
         F: FnOnce(&mut Launch<'_, B>) -> Result<()>,
@@ -336,6 +343,9 @@ impl<B: Backend> Runtime<B> {
                 r.hazards.before_write(&self.backend, stream, s)?;
             } else {
                 r.hazards.before_read(&self.backend, stream, s)?;
+            }
+            if self.config.managed {
+                self.prefetch_to_device(s, r)?;
             }
             let layout = self.entry(a.object)?.layout;
             objects.push((*a, layout, r));

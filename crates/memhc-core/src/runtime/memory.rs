@@ -39,12 +39,16 @@ impl<B: Backend> ResidentView for View<'_, B> {
 impl<B: Backend> Runtime<B> {
     /// A device buffer of `bytes`, with the uses it still has in flight (non-empty only for a
     /// pool reuse): pool reuse, else a new allocation, else drain the pool, evict, and retry.
-    /// `stream` is the stream any write-back is ordered on.
+    /// `stream` is the stream any write-back is ordered on. With managed memory: a new
+    /// managed allocation, or an error.
     pub(super) fn obtain_buffer(
         &mut self,
         bytes: usize,
         stream: usize,
     ) -> Result<(B::Buffer, Hazards<B>)> {
+        if self.config.managed {
+            return Ok((self.obtain_managed(bytes)?, Hazards::default()));
+        }
         if self.config.lazy_release
             && let Some(p) = self.pool.take(bytes)
         {
@@ -136,8 +140,12 @@ impl<B: Backend> Runtime<B> {
     }
 
     /// Copies the device copy of a resident object to the host, ordered after its last write,
-    /// on `stream`. The object becomes `Consistent`. On failure nothing changes.
+    /// on `stream` (with managed memory: the host reads it in place once its work is done).
+    /// The object becomes `Consistent`. On failure nothing changes.
     pub(super) fn sync_to_host(&mut self, id: ObjectId, stream: usize) -> Result<()> {
+        if self.config.managed {
+            return self.managed_sync_to_host(id);
+        }
         let layout = self.entry(id)?.layout;
         let r = self
             .cache

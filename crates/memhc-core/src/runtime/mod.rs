@@ -16,6 +16,9 @@
 //! * **on-demand sync**: an object written on the device is copied to the host only when the
 //!   caller reads it ([`Runtime::read`]) or eviction forces it;
 //! * **release** ([`Runtime::release`]) moves the buffers to the free pool (or frees them);
+//! * **unified memory** ([`Config::managed`]): objects in managed memory, never evicted,
+//!   written and read in place by the host and prefetched to the device by every launch
+//!   (`managed.rs`);
 //! * **dependencies**: every allocation carries the events of the work using it; streams wait
 //!   on them before conflicting work, and the host waits on them before memory is freed, so an
 //!   object in use by in-flight work is never evicted, reused or freed early.
@@ -24,6 +27,7 @@
 
 mod audit;
 mod launch;
+mod managed;
 mod memory;
 
 use std::collections::{HashMap, HashSet};
@@ -96,9 +100,16 @@ impl<B: Backend> std::fmt::Debug for Runtime<B> {
 
 impl<B: Backend> Runtime<B> {
     /// A runtime on `backend`. The device budget is `config.budget`, or the device's free
-    /// memory now if that is `None`.
+    /// memory now if that is `None`. Unified memory (`config.managed`) on a backend without
+    /// managed memory is refused with [`Error::InvalidConfig`].
     pub fn new(backend: B, config: Config) -> Result<Self> {
         config.validate()?;
+        if config.managed && !backend.supports_managed() {
+            return Err(Error::InvalidConfig(format!(
+                "unified memory needs managed memory, and the {} has none",
+                backend.name()
+            )));
+        }
         let backend = Instrumented::new(backend);
         let budget = match config.budget {
             Some(b) => b,

@@ -11,7 +11,9 @@
 //!   luck;
 //! * new allocations are filled with NaN (unless [`HostBackend::with_poison`] turns it off), so
 //!   reading memory that was never written poisons the result instead of reading zeros;
-//! * bounds, leading dimensions and output aliasing are checked on every call.
+//! * bounds, leading dimensions and output aliasing are checked on every call;
+//! * managed memory ([`Backend::alloc_managed`]) is an allocation like any other, which the
+//!   host reads and writes in place only once no queued work uses it (see [`managed`]).
 //!
 //! GEMM runs through faer (`faer::linalg::matmul::matmul`), in parallel on rayon's pool by
 //! default ([`HostBackend::with_gemm_threads`]).
@@ -22,6 +24,7 @@
 
 mod event;
 mod gemm;
+pub mod managed;
 mod stream;
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -34,7 +37,7 @@ use super::gemm::{
     GeamShape, GemmItem, GemmShape, StridedBatch, validate_batched, validate_geam, validate_strided,
 };
 use super::ledger::Ledger;
-use super::{Backend, DeviceMemory, HostMemory, MemInfo};
+use super::{Backend, DeviceMemory, HostMemory, Location, MemInfo};
 use crate::error::{BackendError, BackendOp};
 use crate::object::ELEMENT_BYTES;
 
@@ -56,6 +59,8 @@ pub struct HostBuffer {
     bytes: usize,
     cell: Arc<Cell>,
     ledger: Arc<Ledger>,
+    /// Allocated by [`Backend::alloc_managed`]: the host may read and write it in place.
+    managed: bool,
 }
 
 impl DeviceMemory for HostBuffer {
@@ -195,6 +200,37 @@ impl HostBackend {
         self.ledger.used()
     }
 
+    /// A new allocation of `bytes` against the capacity, filled with NaN (or zeros).
+    fn allocate(&self, bytes: usize, managed: bool) -> Result<HostBuffer, BackendError> {
+        if bytes == 0 {
+            return Err(BackendError::invalid(
+                BackendOp::Alloc,
+                "zero-byte allocation",
+            ));
+        }
+        self.ledger.reserve(bytes)?;
+        let fill = if self.poison {
+            Complex64::new(f64::NAN, f64::NAN)
+        } else {
+            Complex64::new(0.0, 0.0)
+        };
+        let data = vec![fill; bytes.div_ceil(ELEMENT_BYTES)];
+        let handle = self.next_handle.fetch_add(
+            (bytes as u64).next_multiple_of(256).max(256),
+            Ordering::Relaxed,
+        );
+        Ok(HostBuffer {
+            handle,
+            bytes,
+            cell: Arc::new(Cell {
+                data: RwLock::new(data),
+                pending: AtomicUsize::new(0),
+            }),
+            ledger: Arc::clone(&self.ledger),
+            managed,
+        })
+    }
+
     /// Queues `job` on `stream`, counting it as pending on `cells` until it finishes.
     fn submit(
         &self,
@@ -317,32 +353,7 @@ impl Backend for HostBackend {
     }
 
     fn alloc(&self, bytes: usize) -> Result<HostBuffer, BackendError> {
-        if bytes == 0 {
-            return Err(BackendError::invalid(
-                BackendOp::Alloc,
-                "zero-byte allocation",
-            ));
-        }
-        self.ledger.reserve(bytes)?;
-        let fill = if self.poison {
-            Complex64::new(f64::NAN, f64::NAN)
-        } else {
-            Complex64::new(0.0, 0.0)
-        };
-        let data = vec![fill; bytes.div_ceil(ELEMENT_BYTES)];
-        let handle = self.next_handle.fetch_add(
-            (bytes as u64).next_multiple_of(256).max(256),
-            Ordering::Relaxed,
-        );
-        Ok(HostBuffer {
-            handle,
-            bytes,
-            cell: Arc::new(Cell {
-                data: RwLock::new(data),
-                pending: AtomicUsize::new(0),
-            }),
-            ledger: Arc::clone(&self.ledger),
-        })
+        self.allocate(bytes, false)
     }
 
     fn free(&self, buffer: HostBuffer) -> Result<(), BackendError> {
@@ -584,6 +595,51 @@ impl Backend for HostBackend {
         validate_strided(shape, batch)?;
         let items: Vec<_> = (0..batch.count).map(|i| batch.item(i)).collect();
         self.gemm_batched(stream, shape, &items)
+    }
+
+    /// Host memory is managed memory already: true.
+    fn supports_managed(&self) -> bool {
+        true
+    }
+
+    /// An allocation like [`Backend::alloc`] (same ledger, same poison), marked managed.
+    fn alloc_managed(&self, bytes: usize) -> Result<HostBuffer, BackendError> {
+        self.allocate(bytes, true)
+    }
+
+    /// Writes in place; refuses a buffer that is not managed, or that queued work still uses.
+    fn managed_write(
+        &self,
+        dst: &HostBuffer,
+        dst_offset: usize,
+        src: &[u8],
+    ) -> Result<(), BackendError> {
+        managed::write(dst, dst_offset, src)
+    }
+
+    /// Reads in place; refuses a buffer that is not managed, or that queued work still uses.
+    fn managed_read(
+        &self,
+        src: &HostBuffer,
+        src_offset: usize,
+        dst: &mut [u8],
+    ) -> Result<(), BackendError> {
+        managed::read(src, src_offset, dst)
+    }
+
+    /// Checks that the buffer is managed; there is nowhere to migrate it to.
+    fn prefetch(
+        &self,
+        _stream: &HostStream,
+        buffer: &HostBuffer,
+        _to: Location,
+    ) -> Result<(), BackendError> {
+        managed::require(BackendOp::Sync, buffer)
+    }
+
+    /// Checks that the buffer is managed; host memory has one copy, read by everyone.
+    fn advise_read_mostly(&self, buffer: &HostBuffer) -> Result<(), BackendError> {
+        managed::require(BackendOp::Alloc, buffer)
     }
 }
 

@@ -1,0 +1,105 @@
+//! The unified memory baseline ([`Mode::Unified`](crate::Mode::Unified)): what the runtime
+//! does differently when [`Config::managed`](crate::Config::managed) is on.
+//!
+//! * **Allocation**: each object is one managed allocation, counted against the budget like
+//!   device memory. There is no free pool and no eviction (the driver migrates managed memory;
+//!   the runtime never oversubscribes it): an allocation beyond the budget, or one the device
+//!   refuses, is [`Error::ManagedDoesNotFit`].
+//! * **Copy-in**: the host writes the object's values into its buffer in place, once no work
+//!   uses the buffer, then advises the driver that an input the launch only reads is read-mostly.
+//! * **Launch**: every object is prefetched to the device on the launch's stream, after the
+//!   waits on earlier work and before the work.
+//! * **Sync to host**: the host waits for all work on the object, then reads it in place into
+//!   the object's host copy: the "host touching results" of the baseline.
+
+use num_complex::Complex64;
+
+use super::Runtime;
+use crate::backend::{Backend, Location, as_bytes, as_bytes_mut};
+use crate::element_cache::Resident;
+use crate::error::{BackendError, Error, Result};
+use crate::object::{ObjectId, State};
+
+/// The one managed buffer of a resident object.
+fn whole<B: Backend>(id: ObjectId, r: &Resident<B>) -> Result<&B::Buffer> {
+    match r.buffers.as_slice() {
+        [whole] if r.packed => Ok(whole),
+        _ => Err(Error::Internal(format!(
+            "{id} is not one managed buffer ({} buffers, packed: {})",
+            r.buffers.len(),
+            r.packed
+        ))),
+    }
+}
+
+impl<B: Backend> Runtime<B> {
+    /// A new managed buffer of `bytes`, within the budget and what the device has free.
+    pub(super) fn obtain_managed(&mut self, bytes: usize) -> Result<B::Buffer> {
+        let refuse = |free: Option<usize>, held: usize| Error::ManagedDoesNotFit {
+            requested: bytes,
+            held,
+            available: free.map_or(self.budget, |f| self.budget.min(held + f)),
+            budget: self.budget,
+        };
+        if self.used + bytes > self.budget {
+            return Err(refuse(None, self.used));
+        }
+        match self.backend.alloc_managed(bytes) {
+            Ok(buffer) => {
+                self.used += bytes;
+                Ok(buffer)
+            }
+            Err(BackendError::OutOfMemory { free, .. }) => Err(refuse(Some(free), self.used)),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The host writes object `id`'s values into its managed buffer in place, after any work
+    /// on it, then advises read-mostly if `read_only` (the launch does not write it).
+    pub(super) fn managed_copy_in(
+        &self,
+        id: ObjectId,
+        r: &Resident<B>,
+        read_only: bool,
+    ) -> Result<()> {
+        let host = self
+            .entry(id)?
+            .host
+            .as_deref()
+            .ok_or(Error::Uninitialized(id))?;
+        let buffer = whole(id, r)?;
+        r.hazards.settle(&self.backend)?;
+        self.backend.managed_write(buffer, 0, as_bytes(host))?;
+        if read_only {
+            self.backend.advise_read_mostly(buffer)?;
+        }
+        Ok(())
+    }
+
+    /// Queues the migration of a resident object to the device on stream `stream`.
+    pub(super) fn prefetch_to_device(&self, stream: &B::Stream, r: &Resident<B>) -> Result<()> {
+        for buffer in &r.buffers {
+            self.backend.prefetch(stream, buffer, Location::Device)?;
+        }
+        Ok(())
+    }
+
+    /// The host waits for all work on object `id`, then reads its managed buffer in place into
+    /// a new host copy. The object becomes `Consistent`. On failure nothing changes.
+    pub(super) fn managed_sync_to_host(&mut self, id: ObjectId) -> Result<()> {
+        let layout = self.entry(id)?.layout;
+        let r = self
+            .cache
+            .get(id)
+            .ok_or_else(|| Error::Internal(format!("syncing {id}, which is not resident")))?;
+        let buffer = whole(id, r)?;
+        r.hazards.settle(&self.backend)?;
+        let mut host = vec![Complex64::new(0.0, 0.0); layout.elems()];
+        self.backend
+            .managed_read(buffer, 0, as_bytes_mut(&mut host))?;
+        let e = self.entry_mut(id)?;
+        e.host = Some(host);
+        e.state = State::Consistent;
+        Ok(())
+    }
+}
