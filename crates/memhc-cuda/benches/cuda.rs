@@ -18,7 +18,8 @@
 //! Throughput is in flops, so criterion's `Gelem/s` reads as GFLOPS. The synthetic groups time
 //! a run's own wall time (vectors, traces, results read back), not the generation of its
 //! inputs or the opening of the device. `MEMHC_BENCH_VECTORS` sets the vectors per synthetic
-//! run (default 20).
+//! run (default 20); `MEMHC_BENCH_GROUPS` (comma separated: `contraction`, `fig7`, `tables`)
+//! limits which groups even prepare their inputs (criterion's filter only skips the timing).
 
 #![allow(missing_docs, clippy::expect_used, clippy::unwrap_used)]
 
@@ -34,8 +35,17 @@ use memhc_cuda::CudaBackend;
 use memhc_synth::run::{RunSpec, peak_without_eviction, run};
 use memhc_synth::{SynthParams, Workload, generate};
 
-/// The backend, or `None` after printing why the group is skipped.
+/// Whether `MEMHC_BENCH_GROUPS` (unset: all) names `group`.
+fn enabled(group: &str) -> bool {
+    std::env::var("MEMHC_BENCH_GROUPS").map_or(true, |g| g.split(',').any(|x| x.trim() == group))
+}
+
+/// The backend, or `None` after printing why the group is skipped (or that it is not selected).
 fn open(group: &str, budget: Option<usize>) -> Option<CudaBackend> {
+    if !enabled(group) {
+        eprintln!("not selected by MEMHC_BENCH_GROUPS: {group}");
+        return None;
+    }
     let opened = match budget {
         Some(b) => CudaBackend::with_budget(b),
         None => CudaBackend::new(),

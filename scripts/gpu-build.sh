@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Builds, on a machine with Rust and no GPU, everything the GPU runs need, into gpu-bin/
+# (ignored by git): the memhc-cuda test binaries, its benchmark binary and memhc-synth, all with
+# the `cuda` feature, release mode, stripped. CUDA is loaded at run time, so nothing here needs
+# CUDA installed. Then carry gpu-bin/ to the GPU machine and run scripts/gpu-run.sh there (it
+# needs no Rust toolchain).
+#
+#   scripts/gpu-build.sh            # build and list what was built
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+out=gpu-bin
+rm -rf "$out"
+mkdir -p "$out/tests"
+
+executables() {
+    # The paths of the executables cargo reports building, one per line.
+    python3 -c '
+import json, sys
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+    except ValueError:
+        continue
+    if m.get("reason") == "compiler-artifact" and m.get("executable"):
+        print(m["target"]["kind"][0], m["target"]["name"], m["executable"])
+'
+}
+
+echo "building the memhc-cuda tests ..." >&2
+cargo test --release -p memhc-cuda --no-run --message-format=json \
+    | executables | while read -r kind name path; do
+        case "$kind" in
+            test) cp "$path" "$out/tests/$name" ;;
+            lib) cp "$path" "$out/tests/unit-$name" ;;
+        esac
+    done
+echo "building the memhc-cuda benches ..." >&2
+cargo bench -p memhc-cuda --no-run --message-format=json \
+    | executables | while read -r kind name path; do
+        [ "$kind" = bench ] && cp "$path" "$out/bench-$name"
+    done
+echo "building memhc-synth ..." >&2
+cargo build --release -p memhc-synth --features cuda
+cp target/release/memhc-synth "$out/memhc-synth"
+
+find "$out" -type f -exec strip --strip-debug {} \;
+{
+    echo "commit: $(git rev-parse HEAD)$(git diff --quiet HEAD || echo ' (with uncommitted changes)')"
+    echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -m) with $(rustc --version)"
+    (cd "$out" && find . -type f ! -name MANIFEST -exec sha256sum {} \; | sort -k2)
+} > "$out/MANIFEST"
+du -sh "$out" >&2
+cat "$out/MANIFEST"

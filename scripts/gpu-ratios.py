@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Ratios from one criterion run of the memhc-cuda benches (crates/memhc-cuda/benches/cuda.rs).
+
+    python3 scripts/gpu-ratios.py CRITERION_DIR
+
+Reads every <group>/<function>/new/{benchmark,estimates}.json under CRITERION_DIR and prints,
+as markdown, for each group: each function's median time and rate (GFLOPS, from the group's
+throughput in flops), and its ratio to the group's baseline, which is measured in the same run:
+`zgemm-strided` for contraction groups (rate ratio: contraction / cuBLAS), `optimal` for fig7
+groups (speedup of optimal over each other mode: time ratio), `lru` for table groups. No
+third-party packages are needed.
+"""
+import json
+import os
+import sys
+
+BASELINES = {"contraction": "zgemm-strided", "fig7": "optimal", "table1": "lru",
+             "table2": "lru", "table3": "lru"}
+
+
+def load(root):
+    groups = {}
+    for dirpath, _, files in os.walk(root):
+        if os.path.basename(dirpath) != "new" or "benchmark.json" not in files:
+            continue
+        with open(os.path.join(dirpath, "benchmark.json")) as f:
+            bench = json.load(f)
+        with open(os.path.join(dirpath, "estimates.json")) as f:
+            est = json.load(f)
+        flops = (bench.get("throughput") or {}).get("Elements")
+        groups.setdefault(bench["group_id"], {})[bench["function_id"]] = {
+            "median_s": est["median"]["point_estimate"] * 1e-9,
+            "flops": flops,
+        }
+    return groups
+
+
+def main():
+    if len(sys.argv) != 2 or not os.path.isdir(sys.argv[1]):
+        sys.exit("usage: gpu-ratios.py CRITERION_DIR")
+    groups = load(sys.argv[1])
+    if not groups:
+        sys.exit("gpu-ratios: no criterion results under " + sys.argv[1])
+    for gid in sorted(groups):
+        funcs = groups[gid]
+        base_name = BASELINES.get(gid.split("/")[0])
+        base = funcs.get(base_name)
+        print(f"\n### {gid}\n")
+        print("| function | median | GFLOPS | ratio to " + (base_name or "-") + " |")
+        print("|---|---|---|---|")
+        for name in sorted(funcs):
+            f = funcs[name]
+            rate = f["flops"] / f["median_s"] / 1e9 if f["flops"] else float("nan")
+            if base is None:
+                ratio = "-"
+            elif gid.startswith("contraction"):
+                ratio = f"{base['median_s'] / f['median_s']:.3f} (rate)"
+            else:
+                ratio = f"{f['median_s'] / base['median_s']:.2f}x the time of {base_name}"
+            print(f"| {name} | {f['median_s'] * 1e3:.3f} ms | {rate:.1f} | {ratio} |")
+
+
+if __name__ == "__main__":
+    main()
