@@ -375,12 +375,12 @@ fn load_table<T>(
 fn load_all() -> Result<Libraries, String> {
     let rocm_path = std::env::var("ROCM_PATH").ok();
     let rocm_path = rocm_path.as_deref();
-    let (hip, hip_opened) = load_table(&HIP, None, rocm_path, HipApi::load)
-        .map_err(|e| format!("the ROCm HIP runtime is unavailable: {e}"))?;
+    let (hip, hip_opened) =
+        load_table(&HIP, None, rocm_path, HipApi::load).map_err(|e| format!("HIP runtime: {e}"))?;
     let hip_dir = memhc_core::backend::gpu::loaded_library(HIP.stem)
         .and_then(|p| p.parent().map(Path::to_path_buf));
     let (blas, blas_opened) = load_table(&ROCBLAS, hip_dir.as_deref(), rocm_path, BlasApi::load)
-        .map_err(|e| format!("rocBLAS is unavailable: {e}"))?;
+        .map_err(|e| format!("rocBLAS: {e}"))?;
     Ok(Libraries {
         hip,
         blas,
