@@ -14,8 +14,9 @@
 //!
 //! * `cuda`: the NVIDIA backend (driver API and cuBLAS, loaded at run time) — reserved, not
 //!   yet implemented;
-//! * `rocm`: the AMD backend (HIP and rocBLAS, loaded at run time) — reserved, not yet
-//!   implemented.
+//! * `rocm`: the AMD backend (HIP and rocBLAS, loaded at run time), re-exported as `hip`
+//!   (the `memhc-hip` crate). It builds without ROCm; nothing of it has run on AMD hardware
+//!   yet (see its documentation).
 //!
 //! Start with [`Runtime`], [`Config`] and the [`backend::host::HostBackend`]; the example in
 //! [`memhc_core`]'s documentation runs one contraction end to end.
@@ -24,3 +25,7 @@ pub use memhc_core::*;
 
 /// Hadron nodes, spin mappings, contractions and traces on the runtime (the `hadron` crate).
 pub use hadron;
+
+/// The AMD backend: HIP runtime and rocBLAS, loaded at run time (the `memhc-hip` crate).
+#[cfg(feature = "rocm")]
+pub use memhc_hip as hip;

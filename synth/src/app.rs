@@ -302,15 +302,8 @@ fn synth(a: &RunArgs) -> Result<()> {
     let dist: Dist = a.dist.parse()?;
     let policies = parse_policies(&a.policy)?;
     let modes = parse_modes(&a.mode, &a.backend)?;
-    if a.backend != "host" {
-        return Err(SynthError::Usage(match a.backend.as_str() {
-            "cuda" | "rocm" => format!(
-                "--backend {}: this build has no {} backend yet (it arrives with its own issue); use --backend host",
-                a.backend, a.backend
-            ),
-            other => format!("--backend {other}: unknown backend (host, cuda or rocm)"),
-        }));
-    }
+    let device = Device::parse(&a.backend)?;
+    device.check()?;
     if a.streams == 0 {
         return Err(SynthError::Usage("--streams must be at least 1".into()));
     }
@@ -410,8 +403,8 @@ fn synth(a: &RunArgs) -> Result<()> {
         (prepared.first(), policies.first(), modes.first())
     {
         bar.set_message("warm-up");
-        run(
-            HostBackend::new(p.budget),
+        device.run(
+            p.budget,
             &p.workload,
             &p.analysis,
             &p.spec(policy, mode, a.streams, false),
@@ -429,7 +422,8 @@ fn synth(a: &RunArgs) -> Result<()> {
                 if p.analysis.equal_sizes && lower_bound.is_none() {
                     lower_bound = Some(miss_lower_bound(&p.workload, &p.analysis, &spec)?);
                 }
-                let outcome = median_run(p, &spec, a.runs, &bar).inspect_err(|_| bar.abandon())?;
+                let outcome =
+                    median_run(device, p, &spec, a.runs, &bar).inspect_err(|_| bar.abandon())?;
                 if let (Some(dir), false) = (&a.dump_results, dumped) {
                     file::dump_results(dir, &outcome.results, &outcome.traces)?;
                     dumped = true;
@@ -563,20 +557,86 @@ impl Prepared {
     }
 }
 
+/// The device runs use, from `--backend`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Device {
+    /// The CPU reference backend.
+    Host,
+    /// The AMD backend (HIP and rocBLAS).
+    #[cfg(feature = "rocm")]
+    Rocm,
+}
+
+impl Device {
+    /// The device `--backend name` asks for, or a one-line error: unknown, or not in this
+    /// build (with the feature to rebuild with).
+    fn parse(name: &str) -> Result<Self> {
+        match name {
+            "host" => Ok(Device::Host),
+            #[cfg(feature = "rocm")]
+            "rocm" => Ok(Device::Rocm),
+            #[cfg(not(feature = "rocm"))]
+            "rocm" => Err(SynthError::Usage(
+                "--backend rocm: this build has no rocm backend; rebuild memhc-synth with `--features rocm` (or use --backend host)".into(),
+            )),
+            "cuda" => Err(SynthError::Usage(
+                "--backend cuda: this build has no cuda backend yet (it arrives with its own issue); use --backend host".into(),
+            )),
+            other => Err(SynthError::Usage(format!(
+                "--backend {other}: unknown backend (host, cuda or rocm)"
+            ))),
+        }
+    }
+
+    /// Checks that the device can be used at all, before any work: for ROCm, that the
+    /// libraries load and see a GPU (a one-line error otherwise).
+    fn check(self) -> Result<()> {
+        match self {
+            Device::Host => Ok(()),
+            #[cfg(feature = "rocm")]
+            Device::Rocm => memhc_hip::probe()
+                .map(drop)
+                .map_err(|e| memhc_core::Error::from(e).into()),
+        }
+    }
+
+    /// One run on a fresh backend of this device with `budget` bytes.
+    fn run(
+        self,
+        budget: usize,
+        w: &Workload,
+        a: &Analysis,
+        spec: &RunSpec,
+        progress: &mut dyn FnMut(usize),
+    ) -> Result<Outcome> {
+        match self {
+            Device::Host => run(HostBackend::new(budget), w, a, spec, progress),
+            #[cfg(feature = "rocm")]
+            Device::Rocm => {
+                let backend =
+                    memhc_hip::HipBackend::with_budget(budget).map_err(memhc_core::Error::from)?;
+                run(backend, w, a, spec, progress)
+            }
+        }
+    }
+}
+
 /// Runs `spec` on point `p` `runs` times (the counts are the same every time) and keeps the
 /// first outcome with the median wall time.
-fn median_run(p: &Prepared, spec: &RunSpec, runs: usize, bar: &ProgressBar) -> Result<Outcome> {
+fn median_run(
+    device: Device,
+    p: &Prepared,
+    spec: &RunSpec,
+    runs: usize,
+    bar: &ProgressBar,
+) -> Result<Outcome> {
     let mut walls = Vec::with_capacity(runs);
     let mut first: Option<Outcome> = None;
     for _ in 0..runs {
         let done = bar.position();
-        let outcome = run(
-            HostBackend::new(spec.budget),
-            &p.workload,
-            &p.analysis,
-            spec,
-            &mut |v| bar.set_position(done + v as u64),
-        )?;
+        let outcome = device.run(spec.budget, &p.workload, &p.analysis, spec, &mut |v| {
+            bar.set_position(done + v as u64)
+        })?;
         walls.push(outcome.wall_s);
         first.get_or_insert(outcome);
     }
