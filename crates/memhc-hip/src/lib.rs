@@ -116,3 +116,18 @@ pub use backend::{HipBackend, HipBackendBuilder, Probe, probe};
 pub use event::HipEvent;
 pub use memory::{HipBuffer, HipHostBuffer};
 pub use stream::HipStream;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn public_types_can_be_shared_between_threads() {
+        fn shared<T: Send + Sync>() {}
+        shared::<HipBackend>();
+        shared::<HipStream>();
+        shared::<HipEvent>();
+        shared::<HipBuffer>();
+        shared::<HipHostBuffer>();
+    }
+}

@@ -73,9 +73,10 @@ impl HipBuffer {
     /// Frees the memory now, reporting a failure (the budget is given back either way).
     pub(crate) fn free(mut self) -> Result<(), BackendError> {
         let addr = std::mem::take(&mut self.addr);
-        check::set_device(self.libs, self.device)?;
+        let bound = check::set_device(self.libs, self.device);
         // SAFETY: `addr` came from hipMalloc and is freed only here (Drop sees 0 now).
-        unsafe { check::free(self.libs, addr) }
+        let freed = unsafe { check::free(self.libs, addr) };
+        bound.and(freed)
     }
 }
 

@@ -46,7 +46,7 @@ impl<H: Staging> Pool<H> {
 
     fn drop_excess(&mut self, excess: Vec<H>) {
         for b in excess {
-            self.owned -= b.capacity();
+            self.owned = self.owned.saturating_sub(b.capacity());
         }
     }
 
@@ -65,7 +65,7 @@ impl<H: Staging> Pool<H> {
             if let Some(b) = self.pool.take(bytes) {
                 return Ok(b);
             }
-            let busy = self.owned - self.pool.idle_bytes();
+            let busy = self.owned.saturating_sub(self.pool.idle_bytes());
             if self.pool.busy_len() == 0 || busy + size <= self.busy_cap {
                 break;
             }
@@ -96,7 +96,7 @@ impl<H: Staging> Pool<H> {
 
     /// Frees a buffer instead of keeping it (its state is unknown after a failure).
     pub(crate) fn discard(&mut self, b: H) {
-        self.owned -= b.capacity();
+        self.owned = self.owned.saturating_sub(b.capacity());
         drop(b);
     }
 }
@@ -113,6 +113,12 @@ struct RawStream {
     libs: Libs,
 }
 
+// SAFETY: a HIP stream handle may be used from any thread (the HIP runtime synchronises the
+// queue); this wrapper only passes the handle to HIP.
+unsafe impl Send for RawStream {}
+// SAFETY: as above; nothing Rust-side is mutated through a shared reference.
+unsafe impl Sync for RawStream {}
+
 impl Drop for RawStream {
     fn drop(&mut self) {
         // SAFETY: the stream is owned and destroyed only here, after everything that used it
@@ -121,12 +127,17 @@ impl Drop for RawStream {
     }
 }
 
-/// One rocBLAS handle, destroyed on drop.
+/// One rocBLAS handle, destroyed on drop. It may move between threads but is not
+/// thread-safe, so it is `Send` and not `Sync`: the stream keeps it under a mutex.
 #[derive(Debug)]
 pub(crate) struct BlasHandle {
     handle: RocblasHandle,
     libs: Libs,
 }
+
+// SAFETY: a rocBLAS handle is not tied to the thread that created it; using it from one thread
+// at a time (the mutex in HipStream) is what rocBLAS requires.
+unsafe impl Send for BlasHandle {}
 
 impl BlasHandle {
     /// The raw handle.
@@ -156,12 +167,6 @@ pub struct HipStream {
     raw: RawStream,
     device: i32,
 }
-
-// SAFETY: the stream and rocBLAS handles may be used from any thread; every use of the rocBLAS
-// handle (which is not thread-safe) is under its mutex, and the pools are behind mutexes too.
-unsafe impl Send for HipStream {}
-// SAFETY: as above: all shared state is behind mutexes or is a handle HIP synchronises.
-unsafe impl Sync for HipStream {}
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
