@@ -43,11 +43,12 @@ pub(crate) fn hip_error_text(libs: Libs, code: HipError) -> String {
             c_text((libs.hip.hipGetErrorName)(code)),
         )
     };
-    format!(
-        "{} ({}, code {code})",
-        string.unwrap_or_else(|| "unknown error".into()),
-        name.unwrap_or_else(|| "unnamed".into())
-    )
+    match (string, name) {
+        // Older HIP runtimes (5.2, say) give the name as the description.
+        (Some(s), Some(n)) if s != n => format!("{s} ({n}, code {code})"),
+        (Some(s), _) | (None, Some(s)) => format!("{s} (code {code})"),
+        (None, None) => format!("unknown HIP error (code {code})"),
+    }
 }
 
 /// `Ok` for `hipSuccess`, else the call's failure.

@@ -317,6 +317,7 @@ pub(crate) fn one_line(s: &str) -> String {
 pub(crate) fn open_first(
     w: &Wanted,
     tried: &[String],
+    first_dir: Option<&Path>,
     rocm_path: Option<&str>,
 ) -> Result<(Library, String), String> {
     let mut broken: Option<String> = None;
@@ -343,11 +344,16 @@ pub(crate) fn open_first(
     let sonames: Vec<String> = std::iter::once(format!("{}.so", w.stem))
         .chain(w.versions.iter().map(|v| format!("{}.so.{v}", w.stem)))
         .collect();
-    let mut places = vec!["through the dynamic loader".to_owned()];
-    if let Some(r) = rocm_path.filter(|r| !r.trim().is_empty()) {
-        places.insert(0, format!("in {}", Path::new(r).join("lib").display()));
+    let mut places = Vec::new();
+    if let Some(d) = first_dir {
+        places.push(format!("in {}", d.display()));
     }
+    if let Some(r) = rocm_path.filter(|r| !r.trim().is_empty()) {
+        places.push(format!("in {}", Path::new(r).join("lib").display()));
+    }
+    places.push("through the dynamic loader".to_owned());
     places.push(format!("in {DEFAULT_ROCM}/lib"));
+    places.dedup();
     Err(format!(
         "{} not found (tried {} {}); install ROCm or set ROCM_PATH to its directory",
         w.stem,
@@ -365,7 +371,7 @@ fn load_table<T>(
     table: impl FnOnce(&Library, &str) -> Result<T, String>,
 ) -> Result<(T, String), String> {
     let tried = candidates(w, first_dir, rocm_path);
-    let (lib, opened) = open_first(w, &tried, rocm_path)?;
+    let (lib, opened) = open_first(w, &tried, first_dir, rocm_path)?;
     let result = table(&lib, &opened);
     std::mem::forget(lib);
     result.map(|t| (t, opened))
@@ -404,7 +410,7 @@ pub(crate) fn libraries() -> Result<&'static Libraries, String> {
 #[cfg(test)]
 pub(crate) fn try_hip_table(path: &str) -> Result<(), String> {
     let tried = vec![path.to_owned()];
-    let (lib, opened) = open_first(&HIP, &tried, None)?;
+    let (lib, opened) = open_first(&HIP, &tried, None, None)?;
     let result = HipApi::load(&lib, &opened).map(drop);
     std::mem::forget(lib);
     result
@@ -447,7 +453,7 @@ mod tests {
     #[test]
     fn a_missing_library_is_one_line_naming_it() {
         let tried = vec!["/nonexistent/libamdhip64.so.6".to_owned()];
-        let e = open_first(&HIP, &tried, Some("/somewhere"))
+        let e = open_first(&HIP, &tried, None, Some("/somewhere"))
             .err()
             .unwrap_or_default();
         assert!(
@@ -459,6 +465,18 @@ mod tests {
             "{e}"
         );
         assert!(!e.contains('\n'));
+        let e = open_first(
+            &ROCBLAS,
+            &tried,
+            Some(Path::new("/opt/rocm-6.4.3/lib")),
+            None,
+        )
+        .err()
+        .unwrap_or_default();
+        assert!(
+            e.contains("in /opt/rocm-6.4.3/lib, through the dynamic loader, in /opt/rocm/lib)"),
+            "{e}"
+        );
     }
 
     #[test]

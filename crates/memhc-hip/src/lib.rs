@@ -94,7 +94,16 @@
 //! (tested against the C library) and a file that is not a library, without panicking; the
 //! conformance suite and end-to-end tests compile and report that they are skipped. The
 //! prototypes and constants were written from the ROCm 6.4 headers (and checked against the
-//! generated bindings of `rocmrc`), not exercised. Known risks on real hardware: a GPU whose
+//! generated bindings of `rocmrc`). Once, by hand, against Debian's HIP runtime 5.2.3
+//! (`libamdhip64.so.5` and its dependencies unpacked from the packages, not installed; Debian
+//! has no rocBLAS, so a stub library exporting the nine rocBLAS names stood in for it): the
+//! loader found the runtime through `ROCM_PATH`, resolved all 23 HIP functions, found the
+//! stand-in rocBLAS in the runtime's directory, and `hipGetDeviceCount` answered
+//! `hipErrorNoDevice`, which became the one-line "no AMD GPU" error; without the stand-in, the
+//! error named `librocblas` and the places searched. The error codes used here
+//! (`hipErrorOutOfMemory` = 2, `hipErrorNoDevice` = 100, `hipErrorNotReady` = 600) and the
+//! version encoding were confirmed on that library. No device call, copy or GEMM has ever
+//! run. Known risks on real hardware: a GPU whose
 //! architecture the installed rocBLAS was not built for can make rocBLAS print an error and
 //! abort the process at the first GEMM, which no Rust code can catch.
 //!

@@ -22,7 +22,7 @@ fn construction_without_rocm_is_a_one_line_unavailable_error() {
             assert_eq!(m.total, b.budget());
         }
         Err(BackendError::Unavailable(why)) => {
-            eprintln!("no ROCm here, as expected in CI: {why}");
+            eprintln!("no usable ROCm and GPU here (as in CI): {why}");
             assert_eq!(why.lines().count(), 1, "not one line: {why:?}");
             assert!(
                 why.contains("libamdhip64")
