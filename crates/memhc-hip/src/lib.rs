@@ -53,11 +53,12 @@
 //! crate needs. It was not used because its loader **panics**: the first call of any
 //! function opens the library inside a `OnceLock` and calls `panic!` when the library or the
 //! symbol is missing (`panic_no_lib_found`, `Missing symbol ...`), so "no ROCm" could only be
-//! caught with `catch_unwind` (and not at all under `panic = "abort"`). It also ties the
-//! bindings to one ROCm version chosen at build time by a feature, searches rocBLAS under the
-//! ROCm major version (`librocblas.so.6` for ROCm 6, whose rocBLAS is `librocblas.so.4`), pulls
-//! in 30 000 lines of bindings for 32 functions, and its safe layer has no complex GEMM
-//! and asserts on misuse. Declaring the 32 functions over `libloading`, all looked up at once
+//! caught with `catch_unwind` (and not at all under `panic = "abort"`; a second call panics
+//! again). It also ties the bindings to one ROCm version chosen at build time by a feature,
+//! looks for sonames numbered after the ROCm version (`librocblas.so`, `.so.6`, `.so.0`,
+//! `.so.1`, `.so.6.4` for 6.4, so without the unversioned development symlink it misses ROCm
+//! 6's `librocblas.so.4`), brings about 30 000 lines of generated bindings for the 32 functions
+//! used here, and its safe layer has no complex GEMM and `assert!`s on misuse. Declaring the 32 functions over `libloading`, all looked up at once
 //! before anything runs, gives a clear error for a missing library or symbol and keeps every
 //! `unsafe` block in this crate.
 //!
