@@ -14,8 +14,10 @@
 //!
 //! * `cuda`: the NVIDIA backend, [`memhc_cuda`] re-exported as `memhc::cuda` (driver API and
 //!   cuBLAS through cudarc, loaded at run time, so it builds without CUDA);
-//! * `rocm`: the AMD backend (HIP and rocBLAS, loaded at run time) — reserved, not yet
-//!   implemented.
+//! * `rocm`: the AMD backend (HIP and rocBLAS, loaded at run time), re-exported as `hip`
+//!   (the `memhc-hip` crate). It builds without ROCm.
+//!
+//! Neither GPU backend has run on a GPU yet (see `docs/results/`).
 //!
 //! Start with [`Runtime`], [`Config`] and the [`backend::host::HostBackend`]; the example in
 //! [`memhc_core`]'s documentation runs one contraction end to end.
@@ -28,3 +30,7 @@ pub use hadron;
 /// The NVIDIA backend (the `memhc-cuda` crate), with feature `cuda`.
 #[cfg(feature = "cuda")]
 pub use memhc_cuda as cuda;
+
+/// The AMD backend: HIP runtime and rocBLAS, loaded at run time (the `memhc-hip` crate).
+#[cfg(feature = "rocm")]
+pub use memhc_hip as hip;

@@ -319,6 +319,7 @@ fn synth(a: &RunArgs) -> Result<()> {
     let policies = parse_policies(&a.policy)?;
     let modes = parse_modes(&a.mode)?;
     let backend: BackendChoice = a.backend.parse()?;
+    backend.check()?;
     if a.streams == 0 {
         return Err(SynthError::Usage("--streams must be at least 1".into()));
     }

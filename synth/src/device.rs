@@ -66,6 +66,33 @@ impl FromStr for BackendChoice {
     }
 }
 
+impl BackendChoice {
+    /// Checks, before any work, that the backend can open here (drivers, libraries, a
+    /// device): a one-line error otherwise.
+    pub fn check(self) -> Result<()> {
+        match self {
+            BackendChoice::Host => Ok(()),
+            #[cfg(feature = "cuda")]
+            BackendChoice::Cuda => memhc_cuda::CudaBackend::new()
+                .map(drop)
+                .map_err(|e| memhc_core::Error::from(e).into()),
+            #[cfg(feature = "rocm")]
+            BackendChoice::Rocm => memhc_hip::probe()
+                .map(drop)
+                .map_err(|e| memhc_core::Error::from(e).into()),
+            #[allow(unreachable_patterns)]
+            other => Err(not_compiled(other)),
+        }
+    }
+}
+
+fn not_compiled(choice: BackendChoice) -> SynthError {
+    SynthError::Usage(format!(
+        "--backend {}: not compiled into this build",
+        choice.name()
+    ))
+}
+
 /// Runs `w` on a fresh backend of kind `choice` whose budget is the run's. A GPU backend that
 /// cannot open (no driver, no device) is reported in one line.
 pub fn run_on(
@@ -83,11 +110,14 @@ pub fn run_on(
                 .map_err(memhc_core::Error::from)?;
             run(backend, w, a, spec, progress)
         }
+        #[cfg(feature = "rocm")]
+        BackendChoice::Rocm => {
+            let backend =
+                memhc_hip::HipBackend::with_budget(spec.budget).map_err(memhc_core::Error::from)?;
+            run(backend, w, a, spec, progress)
+        }
         #[allow(unreachable_patterns)]
-        other => Err(SynthError::Usage(format!(
-            "--backend {}: not compiled into this build",
-            other.name()
-        ))),
+        other => Err(not_compiled(other)),
     }
 }
 

@@ -101,10 +101,10 @@ pub fn write_plots(dir: &Path, records: &[Record], swept: &str) -> Result<Vec<Pa
     let mut written = Vec::with_capacity(METRICS.len());
     for metric in &METRICS {
         let mut lines = series_lines(records, &xs, metric.value);
-        if metric.stem == "misses" {
-            if let Some(bound) = lower_bound_line(records, &xs) {
-                lines.push(bound);
-            }
+        if metric.stem == "misses"
+            && let Some(bound) = lower_bound_line(records, &xs)
+        {
+            lines.push(bound);
         }
         let chart = Chart {
             title: format!("{} against {swept}{context}", metric.y_desc),
@@ -143,10 +143,11 @@ fn series_lines(records: &[Record], xs: &[f64], value: fn(&Record) -> f64) -> Ve
             }
         };
         let y = value(r);
-        if let Some(line) = lines.get_mut(i) {
-            if x.is_finite() && y.is_finite() {
-                line.points.push((x, y));
-            }
+        if let Some(line) = lines.get_mut(i)
+            && x.is_finite()
+            && y.is_finite()
+        {
+            line.points.push((x, y));
         }
     }
     for line in &mut lines {

@@ -289,6 +289,40 @@ fn bad_input_is_one_line_and_exit_code_2() {
     assert!(stderr(&o).contains("names A twice"));
 }
 
+/// Without the `rocm` feature, `--backend rocm` says how to get it, in one line (exit 2).
+#[cfg(not(feature = "rocm"))]
+#[test]
+fn backend_rocm_without_the_feature_says_how_to_build_it() {
+    let mut args = SMALL.to_vec();
+    args.extend_from_slice(&["--backend", "rocm"]);
+    let o = synth(&args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "not one line: {err}");
+    assert!(err.contains("--features rocm"), "{err}");
+}
+
+/// With the `rocm` feature, `--backend rocm` runs on an AMD GPU; where ROCm or the GPU is
+/// missing (CI), it fails at once with the backend's one-line reason (exit 1), never a panic.
+#[cfg(feature = "rocm")]
+#[test]
+fn backend_rocm_runs_or_says_why_not() {
+    let mut args = SMALL.to_vec();
+    args.extend_from_slice(&["--backend", "rocm", "--verify"]);
+    let o = synth(&args);
+    let err = stderr(&o);
+    match memhc_hip::probe() {
+        Ok(_) => assert!(o.status.success(), "{err}"),
+        Err(_) => {
+            eprintln!("no ROCm here: checking the error: {err}");
+            assert_eq!(o.status.code(), Some(1), "{err}");
+            assert_eq!(err.trim_end().lines().count(), 1, "not one line: {err}");
+            assert!(err.contains("backend unavailable: "), "{err}");
+            assert!(!err.contains("panicked"), "{err}");
+        }
+    }
+}
+
 /// Emit a generated workload (with seeds, and with .npy data), run the file, and get the same
 /// results as generating directly: the dumped .npy results are identical byte for byte.
 #[test]

@@ -1,0 +1,143 @@
+//! # memhc-hip
+//!
+//! The AMD backend of memhc: [`HipBackend`] implements [`memhc_core::Backend`] on the HIP
+//! runtime (`libamdhip64`) and rocBLAS (`librocblas`), both opened at run time. Nothing of
+//! ROCm is needed to build this crate, and on a machine without ROCm or without an AMD GPU,
+//! [`HipBackend::new`] returns a one-line [`BackendError::Unavailable`](memhc_core::BackendError::Unavailable)
+//! naming what is missing; it never panics.
+//!
+//! ## What it does
+//!
+//! * **Memory**: synchronous `hipMalloc` / `hipFree` (not the stream-ordered allocator), under
+//!   a byte budget kept in a [`Ledger`](memhc_core::backend::ledger::Ledger): by default the
+//!   device's free memory less [`default_margin`](memhc_core::backend::gpu::default_margin)
+//!   (512 MiB or 1/32, for rocBLAS's workspace, pointer tables and the runtime's own use); set
+//!   it lower with [`HipBackend::with_budget`] or [`HipBackendBuilder::budget`]. An allocation
+//!   beyond the budget, and a real `hipErrorOutOfMemory`, are
+//!   [`OutOfMemory`](memhc_core::BackendError::OutOfMemory). `mem_info` reports the budget
+//!   (`free` = budget − allocated), which is what `Runtime::new` takes as its default budget;
+//!   [`HipBackend::device_mem_info`] reports the card's own numbers.
+//! * **Copies**: `copy_h2d` copies the caller's bytes into pinned staging memory
+//!   (`hipHostMalloc`, default flags: cached, not write-combined) in pieces of at most 32 MiB
+//!   and enqueues `hipMemcpyAsync`; the staging buffers belong to the stream, in a
+//!   [`StagingPool`](memhc_core::backend::gpu::StagingPool), and are reused once a fence event
+//!   recorded after the copy has completed. At most 256 MiB of staging is in flight per
+//!   stream; beyond it a copy waits for the oldest. `alloc_host` returns pinned memory whose
+//!   `read` waits for the copies into it still pending, so it never races a copy.
+//! * **Streams and events**: `hipStreamCreateWithFlags(hipStreamNonBlocking)`,
+//!   `hipEventCreateWithFlags(hipEventDisableTiming)`; `hipErrorNotReady` from
+//!   `hipEventQuery` is "not complete"; an event never recorded counts as complete (tracked
+//!   here, not left to HIP).
+//! * **GEMM**: one rocBLAS handle per stream, bound to it once with `rocblas_set_stream` and
+//!   pointer mode host (alpha and beta are read from host memory at the call), used under a
+//!   mutex because a handle is not thread-safe. A handle per stream rather than one handle
+//!   re-bound with `rocblas_set_stream` before each call: no call ever pays for re-binding,
+//!   and streams never contend for one lock. Pointer-array batches
+//!   (`rocblas_zgemm_batched`) upload the table of [`pointer_table`](memhc_core::backend::gpu::pointer_table)
+//!   through the stream's staging into a small device table owned by the stream, in stream
+//!   order before the GEMM; the table and its staging buffer return to the stream's pools
+//!   with a fence recorded after the GEMM and are reused only once it has completed. Strided
+//!   batches are one `rocblas_zgemm_strided_batched`; `geam_batched` is one `rocblas_zgeam`
+//!   per item. Every call is checked first by memhc-core's validators, so a bad request is
+//!   the same `InvalidArgument` as on the host backend; sizes beyond rocBLAS's 32-bit
+//!   `rocblas_int` are refused the same way.
+//! * **Managed memory** is not offered (the provided methods return `Unsupported`): the
+//!   unified-memory baseline of the design runs on CUDA, and on AMD GPUs `hipMallocManaged`
+//!   migrates pages only with XNACK enabled (otherwise it is host memory read over the bus),
+//!   so a baseline on it would measure something else, and none of it can be tried here.
+//!
+//! ## Why `libloading` and not `rocmrc`
+//!
+//! `rocmrc` 0.5.1 (cudarc-like bindings, features `dynamic-loading`, `rocblas`, `rocm-06043`)
+//! compiles here without ROCm and its generated `sys` modules expose every function this
+//! crate needs. It was not used because its loader **panics**: the first call of any
+//! function opens the library inside a `OnceLock` and calls `panic!` when the library or the
+//! symbol is missing (`panic_no_lib_found`, `Missing symbol ...`), so "no ROCm" could only be
+//! caught with `catch_unwind` (and not at all under `panic = "abort"`; a second call panics
+//! again). It also ties the bindings to one ROCm version chosen at build time by a feature,
+//! looks for sonames numbered after the ROCm version (`librocblas.so`, `.so.6`, `.so.0`,
+//! `.so.1`, `.so.6.4` for 6.4, so without the unversioned development symlink it misses ROCm
+//! 6's `librocblas.so.4`), brings about 30 000 lines of generated bindings for the 32 functions
+//! used here, and its safe layer has no complex GEMM and `assert!`s on misuse. Declaring the 32 functions over `libloading`, all looked up at once
+//! before anything runs, gives a clear error for a missing library or symbol and keeps every
+//! `unsafe` block in this crate.
+//!
+//! ## Libraries it looks for
+//!
+//! The HIP runtime first: `libamdhip64.so`, then `.so.7`, `.so.6`, `.so.5` (ROCm 7, 6, 5), in
+//! `$ROCM_PATH/lib` when `ROCM_PATH` is set, then through the dynamic loader
+//! (`LD_LIBRARY_PATH`, the `ldconfig` cache, the system directories), then in `/opt/rocm/lib`.
+//! Then rocBLAS: `librocblas.so`, `.so.5`, `.so.4`, `.so.3`, `.so.0`, first in the directory
+//! the HIP runtime was loaded from (so both come from one installation), then in the same
+//! places. `ROCM_PATH` is the only environment variable read; point it at a ROCm
+//! installation (`/opt/rocm-6.4.3`, say) to choose one. [`HipBackend::name`](memhc_core::Backend::name)
+//! reports the device and the library files actually mapped. Linux only.
+//!
+//! ## Running on an AMD GPU
+//!
+//! Install ROCm 5, 6 or 7 with rocBLAS, make sure `rocminfo` lists the GPU, then
+//!
+//! ```sh
+//! cargo test -p memhc-hip                       # conformance suite, end-to-end tests
+//! cargo bench -p memhc-hip                      # contraction against bare strided ZGEMM
+//! cargo run --release -p memhc-synth --features rocm -- --backend rocm --tensor-size 64
+//! ```
+//!
+//! `HIP_VISIBLE_DEVICES` selects devices as usual; [`HipBackendBuilder::device`] picks one of
+//! those visible.
+//!
+//! ## What has been verified
+//!
+//! **Nothing in this crate has run on AMD hardware or against a real ROCm installation**: none
+//! is reachable from where it was written. What is checked (in CI, on machines without ROCm):
+//! it compiles; construction without ROCm returns the one-line `Unavailable` error naming
+//! `libamdhip64` (`tests/no_rocm.rs`); the loader refuses a library that lacks the symbols
+//! (tested against the C library) and a file that is not a library, without panicking; the
+//! conformance suite and end-to-end tests compile and report that they are skipped. The
+//! prototypes and constants were written from the ROCm 6.4 headers (and checked against the
+//! generated bindings of `rocmrc`). Once, by hand, against Debian's HIP runtime 5.2.3
+//! (`libamdhip64.so.5` and its dependencies unpacked from the packages, not installed; Debian
+//! has no rocBLAS, so a stub library exporting the nine rocBLAS names stood in for it): the
+//! loader found the runtime through `ROCM_PATH`, resolved all 23 HIP functions, found the
+//! stand-in rocBLAS in the runtime's directory, and `hipGetDeviceCount` answered
+//! `hipErrorNoDevice`, which became the one-line "no AMD GPU" error; without the stand-in, the
+//! error named `librocblas` and the places searched. The error codes used here
+//! (`hipErrorOutOfMemory` = 2, `hipErrorNoDevice` = 100, `hipErrorNotReady` = 600) and the
+//! version encoding were confirmed on that library. No device call, copy or GEMM has ever
+//! run. Known risks on real hardware: a GPU whose
+//! architecture the installed rocBLAS was not built for can make rocBLAS print an error and
+//! abort the process at the first GEMM, which no Rust code can catch.
+//!
+//! ## Layout
+//!
+//! `ffi` (raw types, the function tables, the library search), `check` (one checked call per
+//! function, `Result<_, BackendError>`), `memory`, `stream`, `event` (owning types that free
+//! on drop), `backend` (the trait). `unsafe` appears only in this crate, each block with the
+//! reason it is sound.
+
+mod backend;
+mod check;
+mod event;
+mod ffi;
+mod memory;
+mod stream;
+
+pub use backend::{HipBackend, HipBackendBuilder, Probe, probe};
+pub use event::HipEvent;
+pub use memory::{HipBuffer, HipHostBuffer};
+pub use stream::HipStream;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn public_types_can_be_shared_between_threads() {
+        fn shared<T: Send + Sync>() {}
+        shared::<HipBackend>();
+        shared::<HipStream>();
+        shared::<HipEvent>();
+        shared::<HipBuffer>();
+        shared::<HipHostBuffer>();
+    }
+}
