@@ -314,6 +314,19 @@ pub(crate) fn one_line(s: &str) -> String {
 /// Opens the first of `tried` that loads. A name that exists but fails to load (a missing
 /// dependency, the wrong architecture) is reported as such; otherwise the error says the
 /// library was not found and lists where it was looked for.
+/// An error and its sources, `: `-separated (libloading 0.9 keeps `dlerror`'s text in the
+/// source: "dlopen failed: <path>: cannot open shared object file: ...").
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
 pub(crate) fn open_first(
     w: &Wanted,
     tried: &[String],
@@ -328,7 +341,7 @@ pub(crate) fn open_first(
         match unsafe { Library::new(name) } {
             Ok(lib) => return Ok((lib, name.clone())),
             Err(e) => {
-                let text = one_line(&e.to_string());
+                let text = one_line(&error_chain(&e));
                 if broken.is_none() && !text.contains("No such file or directory") {
                     broken = Some(text);
                 }
