@@ -14,7 +14,7 @@ use memhc_core::backend::gpu::{
     StagingPool, address, default_budget, loaded_library, pointer_table,
 };
 use memhc_core::backend::ledger::Ledger;
-use memhc_core::backend::{HostMemory, Location, not_managed};
+use memhc_core::backend::{HostMemory, Location, check_range, not_managed};
 use memhc_core::{Backend, BackendError, BackendOp, DeviceMemory, MemInfo};
 
 use crate::blas::{Handle, int, long};
@@ -355,19 +355,13 @@ impl Backend for CudaBackend {
         len: usize,
     ) -> Result<(), BackendError> {
         src.check_range(BackendOp::CopyD2H, src_offset, len)?;
-        if dst_offset
-            .checked_add(len)
-            .is_none_or(|end| end > dst.bytes())
-        {
-            return Err(BackendError::invalid(
-                BackendOp::CopyD2H,
-                format!(
-                    "bytes {dst_offset}..{} outside a host buffer of {} bytes",
-                    dst_offset.saturating_add(len),
-                    dst.bytes()
-                ),
-            ));
-        }
+        check_range(
+            BackendOp::CopyD2H,
+            "host buffer",
+            dst.bytes(),
+            dst_offset,
+            len,
+        )?;
         if len == 0 {
             return Ok(());
         }

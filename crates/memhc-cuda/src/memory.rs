@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use memhc_core::backend::gpu::Staging;
 use memhc_core::backend::ledger::Ledger;
-use memhc_core::backend::not_managed;
+use memhc_core::backend::{check_range, not_managed};
 use memhc_core::{BackendError, BackendOp, DeviceMemory};
 
 use crate::context::Context;
@@ -74,18 +74,13 @@ impl CudaBuffer {
         offset: usize,
         len: usize,
     ) -> Result<(), BackendError> {
-        match offset.checked_add(len) {
-            Some(end) if end <= self.bytes => Ok(()),
-            _ => Err(BackendError::invalid(
-                op,
-                format!(
-                    "bytes {offset}..{} outside buffer {:#x} of {} bytes",
-                    offset.saturating_add(len),
-                    self.ptr,
-                    self.bytes
-                ),
-            )),
-        }
+        check_range(
+            op,
+            format_args!("buffer {:#x}", self.ptr),
+            self.bytes,
+            offset,
+            len,
+        )
     }
 
     /// The host's view of a managed allocation (its device address is a host address too).
@@ -225,19 +220,13 @@ impl memhc_core::backend::HostMemory for PinnedBuffer {
     }
 
     fn read(&self, offset: usize, dst: &mut [u8]) -> Result<(), BackendError> {
-        match offset.checked_add(dst.len()) {
-            Some(end) if end <= self.bytes => {}
-            _ => {
-                return Err(BackendError::invalid(
-                    BackendOp::CopyD2H,
-                    format!(
-                        "reading bytes {offset}..{} of a host buffer of {} bytes",
-                        offset.saturating_add(dst.len()),
-                        self.bytes
-                    ),
-                ));
-            }
-        }
+        check_range(
+            BackendOp::CopyD2H,
+            "host buffer",
+            self.bytes,
+            offset,
+            dst.len(),
+        )?;
         let pending = self
             .last_copy
             .lock()

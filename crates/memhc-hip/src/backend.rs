@@ -18,8 +18,9 @@ use crate::ffi::{
     ROCBLAS_OPERATION_CONJUGATE_TRANSPOSE, ROCBLAS_OPERATION_NONE, ROCBLAS_OPERATION_TRANSPOSE,
     RocblasInt,
 };
-use crate::memory::{DeviceScratch, HipBuffer, HipHostBuffer, Pinned, check_range};
+use crate::memory::{DeviceScratch, HipBuffer, HipHostBuffer, Pinned};
 use crate::stream::{CHUNK, HipStream};
+use memhc_core::backend::check_range;
 
 /// What this machine offers the backend: where the libraries were loaded from, and how many
 /// devices the HIP runtime sees. See [`probe`].

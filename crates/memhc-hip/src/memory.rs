@@ -8,31 +8,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use memhc_core::backend::gpu::Staging;
 use memhc_core::backend::ledger::Ledger;
-use memhc_core::backend::{DeviceMemory, HostMemory};
+use memhc_core::backend::{DeviceMemory, HostMemory, check_range};
 use memhc_core::{BackendError, BackendOp};
 
 use crate::check::{self, Libs};
 use crate::event::Fence;
-
-/// Checks that bytes `offset..offset + len` lie within `bytes`.
-pub(crate) fn check_range(
-    op: BackendOp,
-    what: &str,
-    bytes: usize,
-    offset: usize,
-    len: usize,
-) -> Result<(), BackendError> {
-    match offset.checked_add(len) {
-        Some(end) if end <= bytes => Ok(()),
-        _ => Err(BackendError::invalid(
-            op,
-            format!(
-                "bytes {offset}..{} are outside the {bytes}-byte {what}",
-                offset.saturating_add(len)
-            ),
-        )),
-    }
-}
 
 /// One device allocation of the HIP backend (`hipMalloc`), counted against its budget; freed
 /// on drop if [`Backend::free`](memhc_core::Backend::free) was not called.

@@ -281,6 +281,27 @@ fn no_managed<B: Backend + ?Sized>(backend: &B) -> BackendError {
     ))
 }
 
+/// Checks that bytes `[offset, offset + len)` lie inside `what`, a buffer of `size` bytes
+/// (named in the message): every backend's bounds check of a copy or an in-place access.
+pub fn check_range(
+    op: BackendOp,
+    what: impl std::fmt::Display,
+    size: usize,
+    offset: usize,
+    len: usize,
+) -> Result<(), BackendError> {
+    match offset.checked_add(len) {
+        Some(end) if end <= size => Ok(()),
+        _ => Err(BackendError::invalid(
+            op,
+            format!(
+                "bytes {offset}..{} are outside the {size}-byte {what}",
+                offset.saturating_add(len)
+            ),
+        )),
+    }
+}
+
 /// The error of a managed-memory call (`op`) on buffer `handle`, which
 /// [`Backend::alloc_managed`] did not allocate: [`BackendError::InvalidArgument`].
 pub fn not_managed(op: BackendOp, handle: u64) -> BackendError {

@@ -19,7 +19,7 @@ use super::gemm::{
     GeamShape, GemmItem, GemmShape, StridedBatch, validate_batched, validate_geam, validate_strided,
 };
 use super::ledger::Ledger;
-use super::{Backend, DeviceMemory, HostMemory, Location, MemInfo, not_managed};
+use super::{Backend, DeviceMemory, HostMemory, Location, MemInfo, check_range, not_managed};
 use crate::error::{BackendError, BackendOp};
 
 /// An allocation of the null backend: a size and a handle.
@@ -60,16 +60,15 @@ impl HostMemory for NullHostBuffer {
     }
 
     fn read(&self, offset: usize, dst: &mut [u8]) -> Result<(), BackendError> {
-        match offset.checked_add(dst.len()) {
-            Some(end) if end <= self.bytes => {
-                dst.fill(0);
-                Ok(())
-            }
-            _ => Err(BackendError::invalid(
-                BackendOp::CopyD2H,
-                "read past the end of a host buffer",
-            )),
-        }
+        check_range(
+            BackendOp::CopyD2H,
+            "host buffer",
+            self.bytes,
+            offset,
+            dst.len(),
+        )?;
+        dst.fill(0);
+        Ok(())
     }
 }
 
@@ -95,13 +94,7 @@ impl NullBackend {
         offset: usize,
         len: usize,
     ) -> Result<(), BackendError> {
-        match offset.checked_add(len) {
-            Some(end) if end <= bytes => Ok(()),
-            _ => Err(BackendError::invalid(
-                op,
-                format!("bytes {offset}..+{len} outside a buffer of {bytes}"),
-            )),
-        }
+        check_range(op, "buffer", bytes, offset, len)
     }
 
     fn allocate(&self, bytes: usize, managed: bool) -> Result<NullBuffer, BackendError> {

@@ -37,7 +37,7 @@ use super::gemm::{
     GeamShape, GemmItem, GemmShape, StridedBatch, validate_batched, validate_geam, validate_strided,
 };
 use super::ledger::Ledger;
-use super::{Backend, DeviceMemory, HostMemory, Location, MemInfo};
+use super::{Backend, DeviceMemory, HostMemory, Location, MemInfo, check_range};
 use crate::error::{BackendError, BackendOp};
 use crate::object::ELEMENT_BYTES;
 
@@ -95,19 +95,13 @@ impl HostMemory for HostPinned {
     /// Reads the buffer; a copy into it that has not completed yet is reported as
     /// [`BackendError::BufferInUse`] (the caller forgot to synchronise).
     fn read(&self, offset: usize, dst: &mut [u8]) -> Result<(), BackendError> {
-        match offset.checked_add(dst.len()) {
-            Some(end) if end <= self.bytes => {}
-            _ => {
-                return Err(BackendError::invalid(
-                    BackendOp::CopyD2H,
-                    format!(
-                        "reading bytes {offset}..{} of a {}-byte host buffer",
-                        offset.saturating_add(dst.len()),
-                        self.bytes
-                    ),
-                ));
-            }
-        }
+        check_range(
+            BackendOp::CopyD2H,
+            "host buffer",
+            self.bytes,
+            offset,
+            dst.len(),
+        )?;
         let pending = self.cell.pending.load(Ordering::Acquire);
         if pending > 0 {
             return Err(BackendError::BufferInUse {
@@ -286,18 +280,13 @@ fn check_copy_range(
     offset: usize,
     len: usize,
 ) -> Result<(), BackendError> {
-    match offset.checked_add(len) {
-        Some(end) if end <= buffer.bytes => Ok(()),
-        _ => Err(BackendError::invalid(
-            op,
-            format!(
-                "bytes {offset}..{} are outside buffer {:#x} of {} bytes",
-                offset.saturating_add(len),
-                buffer.handle,
-                buffer.bytes
-            ),
-        )),
-    }
+    check_range(
+        op,
+        format_args!("buffer {:#x}", buffer.handle),
+        buffer.bytes,
+        offset,
+        len,
+    )
 }
 
 /// Collects the distinct buffers of a batch, sorted by handle (the lock order), and maps each
@@ -485,19 +474,13 @@ impl Backend for HostBackend {
         len: usize,
     ) -> Result<(), BackendError> {
         check_copy_range(BackendOp::CopyD2H, src, src_offset, len)?;
-        match dst_offset.checked_add(len) {
-            Some(end) if end <= dst.bytes => {}
-            _ => {
-                return Err(BackendError::invalid(
-                    BackendOp::CopyD2H,
-                    format!(
-                        "bytes {dst_offset}..{} are outside the {}-byte host buffer",
-                        dst_offset.saturating_add(len),
-                        dst.bytes
-                    ),
-                ));
-            }
-        }
+        check_range(
+            BackendOp::CopyD2H,
+            "host buffer",
+            dst.bytes,
+            dst_offset,
+            len,
+        )?;
         if len == 0 {
             return Ok(());
         }
