@@ -12,7 +12,7 @@
 //! its CPU reference backend, so that everything runs and is tested on a machine with no GPU.
 //! The GPU backends arrive as features:
 //!
-//! * `cuda`: the NVIDIA backend, [`memhc_cuda`] re-exported as `memhc::cuda` (driver API and
+//! * `cuda`: the NVIDIA backend, `memhc_cuda` re-exported as `memhc::cuda` (driver API and
 //!   cuBLAS through cudarc, loaded at run time, so it builds without CUDA);
 //! * `rocm`: the AMD backend (HIP and rocBLAS, loaded at run time), re-exported as `hip`
 //!   (the `memhc-hip` crate). It builds without ROCm.
