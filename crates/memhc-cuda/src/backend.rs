@@ -184,6 +184,21 @@ impl CudaBackend {
         self.staging.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// `reused`, or a new page-locked staging buffer for `bytes`.
+    fn staging_buffer(
+        &self,
+        reused: Option<PinnedBuffer>,
+        bytes: usize,
+    ) -> Result<PinnedBuffer, BackendError> {
+        match reused {
+            Some(b) => Ok(b),
+            None => PinnedBuffer::alloc(
+                &self.ctx,
+                StagingPool::<PinnedBuffer, CudaEvent>::allocation_size(bytes),
+            ),
+        }
+    }
+
     /// Copies `src` into page-locked staging memory and enqueues its copy to device address
     /// `dst` on `stream`; the staging buffer is recycled once an event after the copy has
     /// completed. `src` is consumed when this returns.
@@ -196,13 +211,7 @@ impl CudaBackend {
         let mut pool = self.staging();
         // Completed copies give their buffers back; idle memory beyond the cap is freed here.
         drop(pool.reclaim(CudaEvent::query)?);
-        let mut buffer = match pool.take(src.len()) {
-            Some(b) => b,
-            None => PinnedBuffer::alloc(
-                &self.ctx,
-                StagingPool::<PinnedBuffer, CudaEvent>::allocation_size(src.len()),
-            )?,
-        };
+        let mut buffer = self.staging_buffer(pool.take(src.len()), src.len())?;
         buffer.fill(src)?;
         // The buffer goes into the pool's in-flight list below, untouched until the event
         // recorded after the copy completes. The destination range was checked by the caller.
@@ -249,8 +258,7 @@ impl CudaStream {
         &self,
         f: impl FnOnce(&Handle) -> Result<T, BackendError>,
     ) -> Result<T, BackendError> {
-        let mut gear = self.gear()?;
-        f(&gear.get()?.blas)
+        self.with_gear(|gear| f(&gear.blas))
     }
 }
 
@@ -386,13 +394,7 @@ impl Backend for CudaBackend {
         }
         // Through a recycled staging buffer rather than a fresh page-locked allocation.
         let staged = self.staging().take(dst.len());
-        let buffer = match staged {
-            Some(b) => b,
-            None => PinnedBuffer::alloc(
-                &self.ctx,
-                StagingPool::<PinnedBuffer, CudaEvent>::allocation_size(dst.len()),
-            )?,
-        };
+        let buffer = self.staging_buffer(staged, dst.len())?;
         let copied = self
             .copy_d2h_async(stream, src, src_offset, &buffer, 0, dst.len())
             .and_then(|()| buffer.read(0, dst));
@@ -423,28 +425,28 @@ impl Backend for CudaBackend {
         let count = int("batch count", items.len())?;
         let table = pointer_table(items);
         let bytes: Vec<u8> = table.iter().flat_map(|p| p.to_ne_bytes()).collect();
-        let mut gear = stream.gear()?;
-        let gear = gear.get()?;
-        let base = stream.table(gear, bytes.len())?.ptr();
-        // The table's upload is ordered before the GEMM on the same stream.
-        self.upload(stream, &bytes, base)?;
-        let step = 8 * items.len() as u64;
-        self.ctx.bind()?;
-        // SAFETY: the three arrays at `base` hold the addresses of every item's A, B and C,
-        // validated in bounds of live buffers that the caller keeps until the work completes;
-        // the table is reused only by later work on this stream.
-        unsafe {
-            gear.blas.zgemm_batched(
-                (shape.op_a, shape.op_b),
-                dims,
-                shape.alpha,
-                (base, lds.0),
-                (base + step, lds.1),
-                shape.beta,
-                (base + 2 * step, lds.2),
-                count,
-            )
-        }
+        stream.with_gear(|gear| {
+            let base = stream.table(gear, bytes.len())?.ptr();
+            // The table's upload is ordered before the GEMM on the same stream.
+            self.upload(stream, &bytes, base)?;
+            let step = 8 * items.len() as u64;
+            self.ctx.bind()?;
+            // SAFETY: the three arrays at `base` hold the addresses of every item's A, B and
+            // C, validated in bounds of live buffers that the caller keeps until the work
+            // completes; the table is reused only by later work on this stream.
+            unsafe {
+                gear.blas.zgemm_batched(
+                    (shape.op_a, shape.op_b),
+                    dims,
+                    shape.alpha,
+                    (base, lds.0),
+                    (base + step, lds.1),
+                    shape.beta,
+                    (base + 2 * step, lds.2),
+                    count,
+                )
+            }
+        })
     }
 
     fn geam_batched(
@@ -463,24 +465,25 @@ impl Backend for CudaBackend {
             int("ldb", shape.ldb)?,
             int("ldc", shape.ldc)?,
         );
-        let mut gear = stream.gear()?;
-        let gear = gear.get()?;
         self.ctx.bind()?;
-        for item in items {
-            // SAFETY: validated: each matrix is inside its live buffer, C is disjoint from A
-            // and B or exactly one of them; the caller keeps the buffers until completion.
-            unsafe {
-                gear.blas.zgeam(
-                    dims,
-                    shape.alpha,
-                    (address(&item.a), lds.0),
-                    shape.beta,
-                    (address(&item.b), lds.1),
-                    (address(&item.c), lds.2),
-                )?;
+        stream.with_gear(|gear| {
+            for item in items {
+                // SAFETY: validated: each matrix is inside its live buffer, C is disjoint
+                // from A and B or exactly one of them; the caller keeps the buffers until
+                // completion.
+                unsafe {
+                    gear.blas.zgeam(
+                        dims,
+                        shape.alpha,
+                        (address(&item.a), lds.0),
+                        shape.beta,
+                        (address(&item.b), lds.1),
+                        (address(&item.c), lds.2),
+                    )?;
+                }
             }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     fn gemm_strided_batched(
@@ -510,12 +513,10 @@ impl Backend for CudaBackend {
             long("stride_c", batch.stride_c)?,
         );
         let count = int("batch count", batch.count)?;
-        let mut gear = stream.gear()?;
-        let gear = gear.get()?;
         self.ctx.bind()?;
         // SAFETY: validated: every matrix of the batch is inside its live buffer, and the
         // outputs do not overlap; the caller keeps the buffers until completion.
-        unsafe {
+        stream.with_gear(|gear| unsafe {
             gear.blas.zgemm_strided_batched(
                 (shape.op_a, shape.op_b),
                 dims,
@@ -526,7 +527,7 @@ impl Backend for CudaBackend {
                 c,
                 count,
             )
-        }
+        })
     }
 
     fn supports_managed(&self) -> bool {

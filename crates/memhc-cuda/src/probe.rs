@@ -7,6 +7,7 @@
 //! one-line reason instead of a panic in the middle of a run.
 
 use cudarc::{cublas, driver};
+use libloading::Library;
 use memhc_core::BackendError;
 
 /// Every driver function this crate calls, directly or through `cudarc::driver::result`.
@@ -71,13 +72,9 @@ pub fn driver() -> Result<(), BackendError> {
         )));
     }
     // SAFETY: `is_culib_present` just loaded the library, so `culib` finds it and does not
-    // panic; looking a symbol up reads the library's tables and calls nothing.
-    let missing = DRIVER_SYMBOLS
-        .iter()
-        .filter(|s| unsafe { driver::sys::culib().get::<*const ()>(s.as_bytes()) }.is_err())
-        .copied()
-        .collect::<Vec<_>>();
-    refuse_missing("the NVIDIA driver (libcuda)", &missing)
+    // panic.
+    let lib = unsafe { driver::sys::culib() };
+    refuse_missing("the NVIDIA driver (libcuda)", &missing(lib, DRIVER_SYMBOLS))
 }
 
 /// Checks that cuBLAS loads and has every symbol this crate calls.
@@ -90,13 +87,19 @@ pub fn cublas() -> Result<(), BackendError> {
             shortlist("cublas", &candidates("cublas"))
         )));
     }
-    // SAFETY: the library was just found, so `culib` does not panic; a lookup calls nothing.
-    let missing = CUBLAS_SYMBOLS
+    // SAFETY: the library was just found, so `culib` does not panic.
+    let lib = unsafe { cublas::sys::culib() };
+    refuse_missing("cuBLAS (libcublas)", &missing(lib, CUBLAS_SYMBOLS))
+}
+
+/// The symbols of `symbols` that `lib` lacks.
+fn missing<'s>(lib: &Library, symbols: &[&'s str]) -> Vec<&'s str> {
+    symbols
         .iter()
-        .filter(|s| unsafe { cublas::sys::culib().get::<*const ()>(s.as_bytes()) }.is_err())
+        // SAFETY: looking a symbol up reads the library's tables and calls nothing.
+        .filter(|s| unsafe { lib.get::<*const ()>(s.as_bytes()) }.is_err())
         .copied()
-        .collect::<Vec<_>>();
-    refuse_missing("cuBLAS (libcublas)", &missing)
+        .collect()
 }
 
 fn refuse_missing(library: &str, missing: &[&str]) -> Result<(), BackendError> {

@@ -1,6 +1,6 @@
 //! Streams: a CUDA stream with its own cuBLAS handle and its own device pointer table.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys::CUstream;
 use memhc_core::BackendError;
@@ -67,15 +67,16 @@ impl CudaStream {
         self.raw
     }
 
-    /// The stream's cuBLAS handle and pointer table, locked.
-    pub(crate) fn gear(&self) -> Result<GearGuard<'_>, BackendError> {
-        let guard = self.gear.lock().unwrap_or_else(|p| p.into_inner());
-        if guard.is_none() {
-            return Err(BackendError::Unavailable(
-                "the stream is being destroyed".into(),
-            ));
-        }
-        Ok(GearGuard(guard))
+    /// Runs `f` on the stream's cuBLAS handle and pointer table, locked.
+    pub(crate) fn with_gear<T>(
+        &self,
+        f: impl FnOnce(&mut Gear) -> Result<T, BackendError>,
+    ) -> Result<T, BackendError> {
+        let mut guard = self.gear.lock().unwrap_or_else(|p| p.into_inner());
+        let gear = guard
+            .as_mut()
+            .ok_or_else(|| BackendError::Unavailable("the stream is being destroyed".into()))?;
+        f(gear)
     }
 
     /// A device table of at least `bytes` for this stream's pointer arrays: the current one,
@@ -105,18 +106,6 @@ impl CudaStream {
         self.ctx.bind()?;
         // SAFETY: the stream lives as long as `self`.
         unsafe { driver::stream_synchronize(self.raw) }
-    }
-}
-
-/// A locked [`Gear`].
-pub(crate) struct GearGuard<'a>(MutexGuard<'a, Option<Gear>>);
-
-impl GearGuard<'_> {
-    /// The gear (present: [`CudaStream::gear`] checked).
-    pub(crate) fn get(&mut self) -> Result<&mut Gear, BackendError> {
-        self.0
-            .as_mut()
-            .ok_or_else(|| BackendError::Unavailable("the stream is being destroyed".into()))
     }
 }
 
