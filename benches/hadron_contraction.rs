@@ -17,10 +17,10 @@ use std::sync::Arc;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use memhc::backend::gemm::{DeviceRef, GemmItem, GemmShape};
-use memhc::backend::host::HostBackend;
 use memhc::backend::{Backend, as_bytes};
 use memhc::hadron::{Accumulation, Contraction, Engine, HadronNode, NodeShape, SpinMapping};
 use memhc::{Config, Runtime};
+use memhc_host::host::HostBackend;
 
 fn contraction_rate(c: &mut Criterion) {
     for n in [64usize, 128] {

@@ -18,9 +18,9 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use faer::linalg::matmul::matmul;
 use faer::{Accum, MatMut, MatRef, Par};
 use memhc::backend::gemm::{DeviceRef, GemmItem, GemmShape};
-use memhc::backend::host::HostBackend;
 use memhc::backend::{Backend, as_bytes};
 use memhc::conformance::random_elements;
+use memhc_host::host::HostBackend;
 use num_complex::Complex64;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

@@ -10,8 +10,8 @@
 #![allow(missing_docs, clippy::expect_used)]
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use memhc::backend::host::HostBackend;
 use memhc::{Mode, PolicyKind};
+use memhc_host::host::HostBackend;
 use memhc_synth::run::{RunSpec, peak_without_eviction, run};
 use memhc_synth::{SynthParams, generate};
 

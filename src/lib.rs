@@ -8,8 +8,18 @@
 //! synchronisation, and LRU / pre-protected LRU eviction; and goes beyond it with a
 //! queue-aware (Belady) policy that also gives the lower bound on misses.
 //!
-//! This is the facade crate: it re-exports [`memhc_core`], the backend-agnostic runtime with
-//! its CPU reference backend, so that everything runs and is tested on a machine with no GPU.
+//! This is the facade crate. It re-exports the workspace's crates under one name, so that a
+//! user needs only `memhc`:
+//!
+//! * [`memhc_core`], the backend-agnostic runtime, at the top level ([`Runtime`], [`Config`],
+//!   [`Mode`], [`Stats`], ...);
+//! * [`backend`]: the [`Backend`] trait and its adaptors (`memhc-backend`), with the CPU
+//!   backends of `memhc-host` as [`backend::host`] and [`backend::null`], so that everything
+//!   runs and is tested on a machine with no GPU;
+//! * [`policy`]: the eviction policies (`memhc-policy`);
+//! * [`conformance`]: the suite every backend must pass (`memhc-testkit`);
+//! * [`hadron`]: hadron nodes, spin mappings, contractions and traces.
+//!
 //! The GPU backends arrive as features:
 //!
 //! * `cuda`: the NVIDIA backend, `memhc_cuda` re-exported as `memhc::cuda` (driver API and
@@ -23,6 +33,17 @@
 //! [`memhc_core`]'s documentation runs one contraction end to end.
 
 pub use memhc_core::*;
+
+/// The device abstraction (the `memhc-backend` crate), with the CPU backends of `memhc-host`:
+/// the host reference backend as [`backend::host`] and the data-less one as [`backend::null`].
+pub mod backend {
+    pub use memhc_backend::*;
+    pub use memhc_host::{host, null};
+}
+
+pub use memhc_testkit::backend_conformance_tests;
+/// The backend conformance suite (the `memhc-testkit` crate).
+pub use memhc_testkit::conformance;
 
 /// Hadron nodes, spin mappings, contractions and traces on the runtime (the `hadron` crate).
 pub use hadron;

@@ -4,7 +4,7 @@
 
 use std::str::FromStr;
 
-use memhc_core::backend::host::HostBackend;
+use memhc_host::host::HostBackend;
 
 use crate::error::{Result, SynthError};
 use crate::run::{Outcome, RunSpec, run};

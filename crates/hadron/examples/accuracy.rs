@@ -7,8 +7,8 @@ use std::sync::Arc;
 use hadron::{
     Accumulation, Contraction, Engine, HadronNode, NodeShape, SpinMapping, TracePairs, reference,
 };
-use memhc_core::backend::host::HostBackend;
 use memhc_core::{Config, Runtime};
+use memhc_host::host::HostBackend;
 
 fn main() -> Result<(), hadron::HadronError> {
     let mapping = Arc::new(SpinMapping::meson4x4());

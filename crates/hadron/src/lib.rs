@@ -18,7 +18,8 @@
 //!
 //! ```
 //! use hadron::{Contraction, Engine, HadronNode, NodeShape, SpinMapping, TracePairs, reference};
-//! use memhc_core::{backend::host::HostBackend, Config, Runtime};
+//! use memhc_core::{Config, Runtime};
+//! use memhc_host::HostBackend;
 //! use std::sync::Arc;
 //!
 //! # fn main() -> Result<(), hadron::HadronError> {

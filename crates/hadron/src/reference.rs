@@ -57,7 +57,14 @@ pub fn trace(a: &HadronNode, b: &HadronNode, pairs: &TracePairs) -> Result<Compl
 
 /// `‖x − y‖_F / ‖y‖_F` over all elements of two nodes (`‖x‖_F` when `y` is zero).
 pub fn relative_error(x: &HadronNode, y: &HadronNode) -> f64 {
-    memhc_core::conformance::relative_error(x.as_slice(), y.as_slice())
+    let (x, y) = (x.as_slice(), y.as_slice());
+    let diff: f64 = x.iter().zip(y).map(|(p, q)| (p - q).norm_sqr()).sum();
+    let norm: f64 = y.iter().map(|q| q.norm_sqr()).sum();
+    if norm == 0.0 {
+        diff.sqrt()
+    } else {
+        (diff / norm).sqrt()
+    }
 }
 
 #[cfg(test)]

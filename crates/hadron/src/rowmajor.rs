@@ -87,7 +87,7 @@ pub fn trace_row_item<'x, M>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use memhc_core::conformance::reference_gemm;
+    use memhc_testkit::conformance::reference_gemm;
     use num_complex::Complex64 as C;
 
     fn r(x: f64) -> C {

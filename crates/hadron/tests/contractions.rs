@@ -11,8 +11,8 @@ use hadron::{
     Accumulation, Contraction, Engine, HadronError, HadronNode, MatrixView, NodeShape, Operand,
     SpinMapping, Term, TracePairs, reference,
 };
-use memhc_core::backend::host::HostBackend;
 use memhc_core::{Config, Mode, PolicyKind, Runtime};
+use memhc_host::host::HostBackend;
 
 const TOL: f64 = 1e-12;
 

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use hadron::{
     Accumulation, Contraction, Engine, HadronNode, NodeShape, SpinMapping, Term, reference,
 };
-use memhc_core::backend::host::HostBackend;
 use memhc_core::{Config, Runtime};
+use memhc_host::host::HostBackend;
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]

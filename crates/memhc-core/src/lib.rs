@@ -7,12 +7,14 @@
 //!
 //! ## The pieces
 //!
-//! * [`Backend`] ([`backend`]): the device, shaped after the CUDA driver API and cuBLAS:
-//!   synchronous allocation against a capacity, asynchronous copies and batched ZGEMM
-//!   (pointer-array and strided) on streams, events. Implemented here by the host reference
-//!   backend [`HostBackend`](backend::host::HostBackend) (host memory under a hard byte budget,
-//!   one worker thread per stream, GEMM through faer), and by the CUDA and ROCm crates. Two
-//!   wrappers implement the trait around another backend:
+//! This crate is the runtime alone. What it builds on lives in crates of their own, re-exported
+//! here under the paths users know:
+//!
+//! * [`Backend`] ([`backend`], the crate `memhc-backend`): the device, shaped after the CUDA
+//!   driver API and cuBLAS: synchronous allocation against a capacity, asynchronous copies and
+//!   batched ZGEMM (pointer-array and strided) on streams, events. Implemented by the host
+//!   reference backend and the null backend (`memhc-host`), and by the CUDA and ROCm crates.
+//!   Two adaptors implement the trait around another backend:
 //!   [`Instrumented`](backend::instrumented::Instrumented) counts traffic (statistics as a
 //!   wrapper, as RMM does) and [`FaultInjector`](backend::fault::FaultInjector) fails chosen
 //!   calls for tests.
@@ -20,20 +22,19 @@
 //!   [`State`]), the element cache, the free pool, the allocation path (hit, pool reuse, new
 //!   allocation, drain the pool, evict), write-back on eviction, on-demand sync, packing, and
 //!   launches that order work with events. [`Runtime::audit`] checks every invariant.
-//! * [`policy`]: the eviction policies, one file each behind one trait: `lru` (the paper's
+//! * [`policy`] (the crate `memhc-policy`): the eviction policies, one file each behind one trait: `lru` (the paper's
 //!   Algorithm 1), `pp-lru` (Algorithm 2), `random`, `mru`, `car`, `clock-pro`, and `belady`,
 //!   the queue-aware optimum used as the lower bound on misses.
 //! * [`Config`] and [`Mode`]: one switch per optimisation (dedup, lazy release, packing,
 //!   on-demand sync), so the paper's baselines are the same code with switches off, and the
 //!   managed-memory switch of the unified memory baseline ([`Mode::Unified`]).
 //! * [`Stats`]: the metrics under the names reports use.
-//! * [`conformance`]: the suite every backend must pass, as a macro any backend crate invokes.
 //!
 //! ## A launch, end to end
 //!
 //! ```
 //! use memhc_core::backend::gemm::{GemmItem, GemmShape};
-//! use memhc_core::backend::host::HostBackend;
+//! use memhc_host::HostBackend;
 //! use memhc_core::{Access, Config, Layout, Runtime};
 //! use num_complex::Complex64 as C;
 //!
@@ -54,15 +55,15 @@
 //! ```
 #![forbid(unsafe_code)]
 
-pub mod backend;
+pub use memhc_backend as backend;
+pub use memhc_policy as policy;
+
 pub mod config;
-pub mod conformance;
 mod element_cache;
 pub mod error;
 mod free_pool;
 mod hazards;
 pub mod object;
-pub mod policy;
 pub mod runtime;
 pub mod stats;
 

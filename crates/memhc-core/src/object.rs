@@ -4,36 +4,10 @@
 //! its spin components). It is either *host-backed* (registered from host data) or *GPU-only*
 //! (an intermediate created on the device), and at any moment it is in exactly one [`State`].
 
-use std::fmt;
-
 use crate::error::{Error, Result};
 
-/// Size in bytes of one element (a complex double).
-pub const ELEMENT_BYTES: usize = std::mem::size_of::<num_complex::Complex64>();
-
-/// Handle of an object managed by a [`Runtime`](crate::Runtime). Copying a handle never copies
-/// data.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-pub struct ObjectId(pub(crate) u64);
-
-impl ObjectId {
-    /// The numeric value of the handle (unique within one runtime, assigned in creation order).
-    pub fn index(self) -> u64 {
-        self.0
-    }
-
-    /// A handle with a given numeric value. Policies and traces use ids that do not come from a
-    /// runtime (for example in unit tests of a policy); a runtime only accepts the ids it made.
-    pub fn from_index(index: u64) -> Self {
-        ObjectId(index)
-    }
-}
-
-impl fmt::Display for ObjectId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "#{}", self.0)
-    }
-}
+pub use memhc_backend::ELEMENT_BYTES;
+pub use memhc_policy::ObjectId;
 
 /// Where an object comes from, which decides where its authoritative copy lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]

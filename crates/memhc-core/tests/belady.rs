@@ -7,8 +7,8 @@
 mod common;
 
 use common::{random, rng, square, touch};
-use memhc_core::backend::host::HostBackend;
 use memhc_core::{Config, ObjectId, PolicyKind, Runtime, Stats};
+use memhc_host::host::HostBackend;
 use proptest::prelude::*;
 
 /// Runs `vectors` (object numbers) with room for `slots` objects; returns the statistics.

@@ -15,11 +15,11 @@ use std::collections::HashMap;
 use common::workload::{Action, creates, largest_object, largest_working_set, program, resolve};
 use common::{multiply, product, touch};
 use memhc_core::backend::fault::{FaultInjector, FaultPlan};
-use memhc_core::backend::host::HostBackend;
-use memhc_core::conformance::{TOLERANCE, relative_error};
 use memhc_core::{
     BackendError, BackendOp, Complex64, Config, Error, Mode, ObjectId, PolicyKind, Runtime,
 };
+use memhc_host::host::HostBackend;
+use memhc_testkit::conformance::{TOLERANCE, relative_error};
 use proptest::prelude::*;
 
 const ALL_OPS: [BackendOp; 6] = [

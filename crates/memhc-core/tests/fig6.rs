@@ -10,8 +10,8 @@
 mod common;
 
 use common::*;
-use memhc_core::backend::host::HostBackend;
 use memhc_core::{Config, ObjectId, PolicyKind, Runtime};
+use memhc_host::host::HostBackend;
 
 /// Runs the two vectors; returns the runtime and the six ids A..F.
 fn run(policy: PolicyKind, second: [usize; 4]) -> (Runtime<HostBackend>, Vec<ObjectId>) {

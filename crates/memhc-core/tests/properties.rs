@@ -11,8 +11,8 @@ mod common;
 
 use common::workload::{Action, creates, largest_object, largest_working_set, program, resolve};
 use common::{assert_close, multiply, touch};
-use memhc_core::backend::host::HostBackend;
 use memhc_core::{Config, Error, Mode, ObjectId, PolicyKind, Runtime};
+use memhc_host::host::HostBackend;
 use proptest::prelude::*;
 
 fn config() -> impl Strategy<Value = Config> {
@@ -187,7 +187,7 @@ proptest! {
         config in prop_oneof![3 => config(), 1 => unified_config()],
         steps in program(80),
     ) {
-        use memhc_core::backend::null::NullBackend;
+        use memhc_host::null::NullBackend;
         let (actions, uses) = resolve(&steps);
         let mut host = Runtime::new(HostBackend::new(1 << 24), config.clone()).unwrap();
         check_with(&mut host, &config, &actions, &uses)?;

@@ -8,8 +8,8 @@ mod common;
 
 use common::*;
 use memhc_core::backend::gemm::{GemmItem, GemmShape};
-use memhc_core::backend::host::HostBackend;
 use memhc_core::{Access, Config, Error, Layout, Mode, ObjectKind, PolicyKind, Runtime, State};
+use memhc_host::host::HostBackend;
 
 const MIB: usize = 1 << 20;
 

@@ -11,8 +11,8 @@ use std::sync::Mutex;
 
 use common::*;
 use memhc_core::backend::gemm::{GeamShape, GemmItem, GemmShape, StridedBatch};
-use memhc_core::backend::host::{HostBackend, HostBuffer, HostEvent, HostPinned, HostStream};
 use memhc_core::{Backend, BackendError, Config, Error, Location, MemInfo, Mode, Runtime, State};
+use memhc_host::host::{HostBackend, HostBuffer, HostEvent, HostPinned, HostStream};
 
 const MIB: usize = 1 << 20;
 

@@ -32,8 +32,8 @@ use memhc_core::backend::gemm::{DeviceRef, GemmShape, StridedBatch};
 use memhc_core::backend::{Backend, as_bytes};
 use memhc_core::{BackendError, Config, Mode, PolicyKind, Runtime};
 use memhc_cuda::CudaBackend;
-use memhc_synth::run::{RunSpec, peak_without_eviction, run};
-use memhc_synth::{SynthParams, Workload, generate};
+use memhc_workload::run::{RunSpec, peak_without_eviction, run};
+use memhc_workload::{SynthParams, Workload, generate};
 
 /// Whether `MEMHC_BENCH_GROUPS` (unset: all) names `group`.
 fn enabled(group: &str) -> bool {

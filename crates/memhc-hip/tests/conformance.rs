@@ -1,6 +1,6 @@
-//! The backend conformance suite on the HIP backend. Without ROCm or an AMD GPU every test
-//! prints `SKIPPED <test>: <why>` and passes; any other failure to open a device that is there
-//! fails the test.
+//! The conformance suite (memhc-testkit) on the HIP backend. Without ROCm or an AMD GPU every
+//! test prints `SKIPPED <test>: <why>` and passes; any other failure to open a device that is
+//! there fails the test.
 
 use memhc_core::BackendError;
 use memhc_hip::HipBackend;
@@ -18,16 +18,16 @@ fn make(budget: Option<usize>) -> Result<HipBackend, String> {
     }
 }
 
-memhc_core::backend_conformance_tests!(|| make(None));
+memhc_testkit::backend_conformance_tests!(|| make(None));
 
 /// The whole suite on a backend with a small budget (256 MiB), run in one go.
 #[test]
 fn whole_suite_under_a_small_budget() {
-    let b = memhc_core::conformance::obtain("whole_suite_under_a_small_budget", || {
+    let b = memhc_testkit::conformance::obtain("whole_suite_under_a_small_budget", || {
         make(Some(256 << 20))
     });
     if let Some(b) = b
-        && let Err(failure) = memhc_core::conformance::run_all(&b)
+        && let Err(failure) = memhc_testkit::conformance::run_all(&b)
     {
         panic!("{failure}");
     }

@@ -177,7 +177,7 @@ impl<B: Backend> Runtime<B> {
 
     /// Registers host data as a host-backed object of `layout` (components back to back).
     pub fn register(&mut self, data: Vec<Complex64>, layout: Layout) -> Result<ObjectId> {
-        let id = ObjectId(self.next_id);
+        let id = ObjectId::from_index(self.next_id);
         check_len(&format!("object {id}"), &layout, data.len())?;
         self.next_id += 1;
         self.objects.insert(
@@ -195,7 +195,7 @@ impl<B: Backend> Runtime<B> {
     /// Creates a GPU-only object of `layout`. It holds no value, and uses no memory, until a
     /// launch writes it.
     pub fn create(&mut self, layout: Layout) -> Result<ObjectId> {
-        let id = ObjectId(self.next_id);
+        let id = ObjectId::from_index(self.next_id);
         self.next_id += 1;
         self.objects.insert(
             id,

@@ -6,8 +6,8 @@
 pub mod workload;
 
 use memhc_core::backend::gemm::{GemmItem, GemmShape};
-use memhc_core::conformance::{random_elements, reference_gemm};
 use memhc_core::{Access, Backend, Complex64, Layout, ObjectId, Result, Runtime};
+use memhc_testkit::conformance::{random_elements, reference_gemm};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -91,9 +91,9 @@ pub fn touch<B: Backend>(rt: &mut Runtime<B>, objects: &[ObjectId]) -> Result<()
 
 /// Asserts two value lists agree to the project's tolerance.
 pub fn assert_close(got: &[Complex64], expected: &[Complex64], what: &str) {
-    let err = memhc_core::conformance::relative_error(got, expected);
+    let err = memhc_testkit::conformance::relative_error(got, expected);
     assert!(
-        err <= memhc_core::conformance::TOLERANCE,
+        err <= memhc_testkit::conformance::TOLERANCE,
         "{what}: relative error {err:e}"
     );
 }

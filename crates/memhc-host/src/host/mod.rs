@@ -1,0 +1,693 @@
+//! The host reference backend: "device" memory is host memory counted against a hard byte
+//! budget, and work runs asynchronously on one worker thread per stream.
+//!
+//! It exists so that everything above the [`Backend`] trait runs and is tested on a machine
+//! with no GPU, and it is deliberately strict, so that a mistake in the runtime shows up here
+//! rather than only on a GPU:
+//!
+//! * an allocation beyond the budget fails with [`BackendError::OutOfMemory`], as on a GPU;
+//! * work is queued and executed later by the stream's worker, so a missing event dependency
+//!   gives a wrong result (or a [`BackendError::BufferInUse`] on free) instead of passing by
+//!   luck;
+//! * new allocations are filled with NaN (unless [`HostBackend::with_poison`] turns it off), so
+//!   reading memory that was never written poisons the result instead of reading zeros;
+//! * bounds, leading dimensions and output aliasing are checked on every call;
+//! * managed memory ([`Backend::alloc_managed`]) is an allocation like any other, which the
+//!   host reads and writes in place only once no queued work uses it (see [`managed`]).
+//!
+//! GEMM runs through faer (`faer::linalg::matmul::matmul`), in parallel on rayon's pool by
+//! default ([`HostBackend::with_gemm_threads`]).
+//!
+//! Data races are impossible by construction: every buffer sits behind a lock that a job takes
+//! while it runs, so a missing dependency shows up as a wrong order of execution, never as
+//! undefined behaviour.
+
+mod event;
+mod gemm;
+pub mod managed;
+mod stream;
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock, Weak};
+
+use faer::Par;
+use num_complex::Complex64;
+
+use memhc_backend::ELEMENT_BYTES;
+use memhc_backend::gemm::{
+    GeamShape, GemmItem, GemmShape, StridedBatch, validate_batched, validate_geam, validate_strided,
+};
+use memhc_backend::ledger::Ledger;
+use memhc_backend::{Backend, DeviceMemory, HostMemory, Location, MemInfo, check_range};
+use memhc_backend::{BackendError, BackendOp};
+
+pub use event::HostEvent;
+pub use stream::HostStream;
+
+/// The storage of one host "device" allocation, shared with the jobs that use it.
+#[derive(Debug)]
+pub(crate) struct Cell {
+    data: RwLock<Vec<Complex64>>,
+    /// Queued jobs that reference this buffer and have not finished.
+    pending: AtomicUsize,
+}
+
+/// One allocation of the host backend.
+#[derive(Debug)]
+pub struct HostBuffer {
+    handle: u64,
+    bytes: usize,
+    cell: Arc<Cell>,
+    ledger: Arc<Ledger>,
+    /// Allocated by [`Backend::alloc_managed`]: the host may read and write it in place.
+    managed: bool,
+}
+
+impl DeviceMemory for HostBuffer {
+    fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    fn handle(&self) -> u64 {
+        self.handle
+    }
+}
+
+impl Drop for HostBuffer {
+    fn drop(&mut self) {
+        self.ledger.release(self.bytes);
+    }
+}
+
+/// Host memory for asynchronous device-to-host copies (plain memory here; pinned on a GPU).
+#[derive(Debug)]
+pub struct HostPinned {
+    handle: u64,
+    bytes: usize,
+    cell: Arc<Cell>,
+}
+
+impl HostMemory for HostPinned {
+    fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Reads the buffer; a copy into it that has not completed yet is reported as
+    /// [`BackendError::BufferInUse`] (the caller forgot to synchronise).
+    fn read(&self, offset: usize, dst: &mut [u8]) -> Result<(), BackendError> {
+        check_range(
+            BackendOp::CopyD2H,
+            "host buffer",
+            self.bytes,
+            offset,
+            dst.len(),
+        )?;
+        let pending = self.cell.pending.load(Ordering::Acquire);
+        if pending > 0 {
+            return Err(BackendError::BufferInUse {
+                handle: self.handle,
+                pending,
+            });
+        }
+        let data = self.cell.data.read().map_err(|_| BackendError::Async {
+            op: BackendOp::CopyD2H,
+            message: "host buffer lock poisoned".into(),
+        })?;
+        let bytes: &[u8] = bytemuck::cast_slice(data.as_slice());
+        dst.copy_from_slice(&bytes[offset..offset + dst.len()]);
+        Ok(())
+    }
+}
+
+/// The CPU reference backend. See the [module documentation](self).
+#[derive(Debug)]
+pub struct HostBackend {
+    ledger: Arc<Ledger>,
+    next_handle: AtomicU64,
+    streams: Mutex<Vec<Weak<stream::StreamState>>>,
+    par: Par,
+    poison: bool,
+    gate: Arc<stream::Gate>,
+}
+
+/// While this guard lives, no stream of the backend starts another job (see
+/// [`HostBackend::pause`]). Dropping it, from any thread, lets them go on.
+#[derive(Debug)]
+#[must_use = "the device resumes as soon as the guard is dropped"]
+pub struct Pause(Arc<stream::Gate>);
+
+impl Drop for Pause {
+    fn drop(&mut self) {
+        self.0.open();
+    }
+}
+
+impl HostBackend {
+    /// A backend whose device holds `capacity` bytes, GEMM on all of rayon's threads, new
+    /// allocations filled with NaN.
+    pub fn new(capacity: usize) -> Self {
+        HostBackend {
+            ledger: Ledger::new(capacity),
+            // Handles look like aligned device addresses; 0 is never one.
+            next_handle: AtomicU64::new(0x1_0000),
+            streams: Mutex::new(Vec::new()),
+            par: Par::rayon(0),
+            poison: true,
+            gate: Arc::default(),
+        }
+    }
+
+    /// Threads per GEMM: 1 runs each GEMM sequentially on its stream's worker, 0 uses all of
+    /// rayon's threads.
+    pub fn with_gemm_threads(mut self, threads: usize) -> Self {
+        self.par = if threads == 1 {
+            Par::Seq
+        } else {
+            Par::rayon(threads)
+        };
+        self
+    }
+
+    /// Whether new allocations are filled with NaN (the default) or zeros.
+    pub fn with_poison(mut self, poison: bool) -> Self {
+        self.poison = poison;
+        self
+    }
+
+    /// Freezes the device: no stream starts another job until the returned guard is dropped.
+    /// Calls keep enqueueing, so everything queued meanwhile is certainly in flight. Tests use
+    /// it to check that memory in use by queued work is never freed, reused or evicted early;
+    /// a host call that must wait for the device blocks until the guard is dropped (by another
+    /// thread).
+    pub fn pause(&self) -> Pause {
+        self.gate.close();
+        Pause(Arc::clone(&self.gate))
+    }
+
+    /// The device capacity in bytes.
+    pub fn capacity(&self) -> usize {
+        self.ledger.capacity()
+    }
+
+    /// Bytes currently allocated.
+    pub fn used(&self) -> usize {
+        self.ledger.used()
+    }
+
+    /// A new allocation of `bytes` against the capacity, filled with NaN (or zeros).
+    fn allocate(&self, bytes: usize, managed: bool) -> Result<HostBuffer, BackendError> {
+        if bytes == 0 {
+            return Err(BackendError::invalid(
+                BackendOp::Alloc,
+                "zero-byte allocation",
+            ));
+        }
+        self.ledger.reserve(bytes)?;
+        let fill = if self.poison {
+            Complex64::new(f64::NAN, f64::NAN)
+        } else {
+            Complex64::new(0.0, 0.0)
+        };
+        let data = vec![fill; bytes.div_ceil(ELEMENT_BYTES)];
+        let handle = self.next_handle.fetch_add(
+            (bytes as u64).next_multiple_of(256).max(256),
+            Ordering::Relaxed,
+        );
+        Ok(HostBuffer {
+            handle,
+            bytes,
+            cell: Arc::new(Cell {
+                data: RwLock::new(data),
+                pending: AtomicUsize::new(0),
+            }),
+            ledger: Arc::clone(&self.ledger),
+            managed,
+        })
+    }
+
+    /// Queues `job` on `stream`, counting it as pending on `cells` until it finishes.
+    fn submit(
+        &self,
+        stream: &HostStream,
+        cells: Vec<Arc<Cell>>,
+        job: impl FnOnce(PendingGuard) -> Result<(), BackendError> + Send + 'static,
+    ) -> Result<(), BackendError> {
+        for c in &cells {
+            c.pending.fetch_add(1, Ordering::AcqRel);
+        }
+        // The guard travels with the job: it releases the counts when the job has run, or
+        // when the job is dropped unrun because the stream has stopped.
+        // The job may drop it earlier, before it signals completion to a waiting caller.
+        let guard = PendingGuard(cells);
+        stream.submit(Box::new(move || job(guard)))
+    }
+}
+
+impl HostBackend {
+    /// Queues a validated batch of GEMM or GEAM items.
+    fn submit_batch(
+        &self,
+        stream: &HostStream,
+        kernel: gemm::Kernel,
+        items: &[GemmItem<'_, HostBuffer>],
+    ) -> Result<(), BackendError> {
+        let (buffers, items) = gather(items);
+        let cells = buffers.iter().map(|(c, _)| Arc::clone(c)).collect();
+        let batch = gemm::Batch {
+            kernel,
+            buffers,
+            items,
+            par: self.par,
+        };
+        self.submit(stream, cells, move |_done| batch.run())
+    }
+}
+
+/// Decrements the pending counts of a job's buffers when the job finishes (or is dropped).
+struct PendingGuard(Vec<Arc<Cell>>);
+
+impl Drop for PendingGuard {
+    fn drop(&mut self) {
+        for c in &self.0 {
+            c.pending.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
+fn check_copy_range(
+    op: BackendOp,
+    buffer: &HostBuffer,
+    offset: usize,
+    len: usize,
+) -> Result<(), BackendError> {
+    check_range(
+        op,
+        format_args!("buffer {:#x}", buffer.handle),
+        buffer.bytes,
+        offset,
+        len,
+    )
+}
+
+/// Collects the distinct buffers of a batch, sorted by handle (the lock order), and maps each
+/// item's operands to indices into that list.
+fn gather(items: &[GemmItem<'_, HostBuffer>]) -> (Vec<(Arc<Cell>, bool)>, Vec<gemm::Item>) {
+    let mut seen: Vec<(u64, &HostBuffer, bool)> = Vec::new();
+    for it in items {
+        seen.push((it.a.buffer.handle, it.a.buffer, false));
+        seen.push((it.b.buffer.handle, it.b.buffer, false));
+        seen.push((it.c.buffer.handle, it.c.buffer, true));
+    }
+    seen.sort_by_key(|(h, _, writes)| (*h, !*writes));
+    seen.dedup_by_key(|(h, _, _)| *h); // keeps the first: the writing entry if there is one
+    let index = |h: u64| seen.partition_point(|(x, _, _)| *x < h);
+    let operand = |r: &memhc_backend::gemm::DeviceRef<'_, HostBuffer>| gemm::Operand {
+        buffer: index(r.buffer.handle),
+        offset: r.offset,
+    };
+    let mapped = items
+        .iter()
+        .map(|it| gemm::Item {
+            a: operand(&it.a),
+            b: operand(&it.b),
+            c: operand(&it.c),
+        })
+        .collect();
+    let buffers = seen
+        .iter()
+        .map(|(_, b, w)| (Arc::clone(&b.cell), *w))
+        .collect();
+    (buffers, mapped)
+}
+
+impl Backend for HostBackend {
+    type Buffer = HostBuffer;
+    type Stream = HostStream;
+    type Event = HostEvent;
+    type HostBuffer = HostPinned;
+
+    fn name(&self) -> String {
+        format!(
+            "host reference backend ({} bytes, faer {})",
+            self.ledger.capacity(),
+            match self.par {
+                Par::Seq => "sequential".to_owned(),
+                Par::Rayon(n) => format!("on {n} threads"),
+            }
+        )
+    }
+
+    fn mem_info(&self) -> Result<MemInfo, BackendError> {
+        Ok(self.ledger.mem_info())
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<HostBuffer, BackendError> {
+        self.allocate(bytes, false)
+    }
+
+    fn free(&self, buffer: HostBuffer) -> Result<(), BackendError> {
+        let pending = buffer.cell.pending.load(Ordering::Acquire);
+        if pending > 0 {
+            // Dropping the handle still returns its bytes; the jobs keep the storage alive.
+            return Err(BackendError::BufferInUse {
+                handle: buffer.handle,
+                pending,
+            });
+        }
+        drop(buffer);
+        Ok(())
+    }
+
+    fn create_stream(&self) -> Result<HostStream, BackendError> {
+        let mut streams = self.streams.lock().unwrap_or_else(|p| p.into_inner());
+        streams.retain(|w| w.strong_count() > 0);
+        let s = HostStream::spawn(streams.len(), Arc::clone(&self.gate))?;
+        streams.push(Arc::downgrade(&s.state));
+        Ok(s)
+    }
+
+    fn create_event(&self) -> Result<HostEvent, BackendError> {
+        Ok(HostEvent::default())
+    }
+
+    fn record_event(&self, event: &HostEvent, stream: &HostStream) -> Result<(), BackendError> {
+        let generation = event.begin_record();
+        let ev = event.clone();
+        let result = stream.submit(Box::new(move || {
+            ev.complete(generation);
+            Ok(())
+        }));
+        if result.is_err() {
+            // Nothing will complete this record: complete it now so that no waiter hangs.
+            event.complete(generation);
+        }
+        result
+    }
+
+    fn wait_event(&self, stream: &HostStream, event: &HostEvent) -> Result<(), BackendError> {
+        let target = event.target();
+        let ev = event.clone();
+        stream.submit(Box::new(move || {
+            ev.wait_for(target);
+            Ok(())
+        }))
+    }
+
+    fn event_query(&self, event: &HostEvent) -> Result<bool, BackendError> {
+        Ok(event.reached(event.target()))
+    }
+
+    fn event_synchronize(&self, event: &HostEvent) -> Result<(), BackendError> {
+        event.wait_for(event.target());
+        Ok(())
+    }
+
+    fn stream_synchronize(&self, stream: &HostStream) -> Result<(), BackendError> {
+        stream.state.wait_idle()
+    }
+
+    fn synchronize(&self) -> Result<(), BackendError> {
+        let streams: Vec<_> = self
+            .streams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect();
+        streams.iter().try_for_each(|s| s.wait_idle())
+    }
+
+    fn copy_h2d(
+        &self,
+        stream: &HostStream,
+        src: &[u8],
+        dst: &HostBuffer,
+        dst_offset: usize,
+    ) -> Result<(), BackendError> {
+        check_copy_range(BackendOp::CopyH2D, dst, dst_offset, src.len())?;
+        if src.is_empty() {
+            return Ok(());
+        }
+        let staged = src.to_vec();
+        let cell = Arc::clone(&dst.cell);
+        self.submit(stream, vec![Arc::clone(&cell)], move |_done| {
+            let mut data = cell.data.write().map_err(|_| BackendError::Async {
+                op: BackendOp::CopyH2D,
+                message: "buffer lock poisoned".into(),
+            })?;
+            let bytes: &mut [u8] = bytemuck::cast_slice_mut(data.as_mut_slice());
+            bytes[dst_offset..dst_offset + staged.len()].copy_from_slice(&staged);
+            Ok(())
+        })
+    }
+
+    fn alloc_host(&self, bytes: usize) -> Result<HostPinned, BackendError> {
+        if bytes == 0 {
+            return Err(BackendError::invalid(
+                BackendOp::Alloc,
+                "zero-byte host allocation",
+            ));
+        }
+        Ok(HostPinned {
+            handle: self.next_handle.fetch_add(
+                (bytes as u64).next_multiple_of(256).max(256),
+                Ordering::Relaxed,
+            ),
+            bytes,
+            cell: Arc::new(Cell {
+                data: RwLock::new(vec![
+                    Complex64::new(0.0, 0.0);
+                    bytes.div_ceil(ELEMENT_BYTES)
+                ]),
+                pending: AtomicUsize::new(0),
+            }),
+        })
+    }
+
+    fn copy_d2h_async(
+        &self,
+        stream: &HostStream,
+        src: &HostBuffer,
+        src_offset: usize,
+        dst: &HostPinned,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<(), BackendError> {
+        check_copy_range(BackendOp::CopyD2H, src, src_offset, len)?;
+        check_range(
+            BackendOp::CopyD2H,
+            "host buffer",
+            dst.bytes,
+            dst_offset,
+            len,
+        )?;
+        if len == 0 {
+            return Ok(());
+        }
+        let (from, to) = (Arc::clone(&src.cell), Arc::clone(&dst.cell));
+        let cells = vec![Arc::clone(&from), Arc::clone(&to)];
+        self.submit(stream, cells, move |_done| {
+            let poisoned = || BackendError::Async {
+                op: BackendOp::CopyD2H,
+                message: "buffer lock poisoned".into(),
+            };
+            let data = from.data.read().map_err(|_| poisoned())?;
+            let mut out = to.data.write().map_err(|_| poisoned())?;
+            let src_bytes: &[u8] = bytemuck::cast_slice(data.as_slice());
+            let dst_bytes: &mut [u8] = bytemuck::cast_slice_mut(out.as_mut_slice());
+            dst_bytes[dst_offset..dst_offset + len]
+                .copy_from_slice(&src_bytes[src_offset..src_offset + len]);
+            Ok(())
+        })
+    }
+
+    fn copy_d2h(
+        &self,
+        stream: &HostStream,
+        src: &HostBuffer,
+        src_offset: usize,
+        dst: &mut [u8],
+    ) -> Result<(), BackendError> {
+        check_copy_range(BackendOp::CopyD2H, src, src_offset, dst.len())?;
+        if dst.is_empty() {
+            return Ok(());
+        }
+        let len = dst.len();
+        let cell = Arc::clone(&src.cell);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(1);
+        self.submit(stream, vec![Arc::clone(&cell)], move |done| {
+            let data = cell.data.read().map_err(|_| BackendError::Async {
+                op: BackendOp::CopyD2H,
+                message: "buffer lock poisoned".into(),
+            })?;
+            let bytes: &[u8] = bytemuck::cast_slice(data.as_slice());
+            let copied = bytes[src_offset..src_offset + len].to_vec();
+            drop(data);
+            // The caller may free the buffer as soon as it has the bytes: stop counting first.
+            drop(done);
+            // The receiver only disappears if the caller is gone; nothing to report then.
+            let _ = tx.send(copied);
+            Ok(())
+        })?;
+        let copied = rx.recv().map_err(|_| {
+            // The job failed or the stream stopped: report the stream's own error if it has one.
+            match stream.state.wait_idle() {
+                Err(e) => e,
+                Ok(()) => BackendError::Async {
+                    op: BackendOp::CopyD2H,
+                    message: "the copy did not run".into(),
+                },
+            }
+        })?;
+        dst.copy_from_slice(&copied);
+        Ok(())
+    }
+
+    fn gemm_batched(
+        &self,
+        stream: &HostStream,
+        shape: &GemmShape,
+        items: &[GemmItem<'_, HostBuffer>],
+    ) -> Result<(), BackendError> {
+        validate_batched(shape, items)?;
+        if shape.is_empty() || items.is_empty() {
+            return Ok(());
+        }
+        self.submit_batch(stream, gemm::Kernel::Gemm(*shape), items)
+    }
+
+    fn geam_batched(
+        &self,
+        stream: &HostStream,
+        shape: &GeamShape,
+        items: &[GemmItem<'_, HostBuffer>],
+    ) -> Result<(), BackendError> {
+        validate_geam(shape, items)?;
+        if shape.m == 0 || shape.n == 0 || items.is_empty() {
+            return Ok(());
+        }
+        self.submit_batch(stream, gemm::Kernel::Geam(*shape), items)
+    }
+
+    fn gemm_strided_batched(
+        &self,
+        stream: &HostStream,
+        shape: &GemmShape,
+        batch: &StridedBatch<'_, HostBuffer>,
+    ) -> Result<(), BackendError> {
+        validate_strided(shape, batch)?;
+        let items: Vec<_> = (0..batch.count).map(|i| batch.item(i)).collect();
+        self.gemm_batched(stream, shape, &items)
+    }
+
+    /// Host memory is managed memory already: true.
+    fn supports_managed(&self) -> bool {
+        true
+    }
+
+    /// An allocation like [`Backend::alloc`] (same ledger, same poison), marked managed.
+    fn alloc_managed(&self, bytes: usize) -> Result<HostBuffer, BackendError> {
+        self.allocate(bytes, true)
+    }
+
+    /// Writes in place; refuses a buffer that is not managed, or that queued work still uses.
+    fn managed_write(
+        &self,
+        dst: &HostBuffer,
+        dst_offset: usize,
+        src: &[u8],
+    ) -> Result<(), BackendError> {
+        managed::write(dst, dst_offset, src)
+    }
+
+    /// Reads in place; refuses a buffer that is not managed, or that queued work still uses.
+    fn managed_read(
+        &self,
+        src: &HostBuffer,
+        src_offset: usize,
+        dst: &mut [u8],
+    ) -> Result<(), BackendError> {
+        managed::read(src, src_offset, dst)
+    }
+
+    /// Checks that the buffer is managed; there is nowhere to migrate it to.
+    fn prefetch(
+        &self,
+        _stream: &HostStream,
+        buffer: &HostBuffer,
+        _to: Location,
+    ) -> Result<(), BackendError> {
+        managed::require(BackendOp::Sync, buffer)
+    }
+
+    /// Checks that the buffer is managed; host memory has one copy, read by everyone.
+    fn advise_read_mostly(&self, buffer: &HostBuffer) -> Result<(), BackendError> {
+        managed::require(BackendOp::Alloc, buffer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budget_is_enforced_and_returned() {
+        let b = HostBackend::new(1000);
+        let x = b.alloc(600).unwrap();
+        assert_eq!(b.used(), 600);
+        assert!(matches!(
+            b.alloc(500),
+            Err(BackendError::OutOfMemory {
+                requested: 500,
+                free: 400
+            })
+        ));
+        b.free(x).unwrap();
+        assert_eq!(b.used(), 0);
+        let y = b.alloc(1000).unwrap();
+        drop(y); // dropping without free still returns the bytes
+        assert_eq!(b.mem_info().unwrap().free, 1000);
+    }
+
+    #[test]
+    fn new_memory_is_poisoned() {
+        let b = HostBackend::new(1 << 10);
+        let s = b.create_stream().unwrap();
+        let x = b.alloc(32).unwrap();
+        let mut out = [Complex64::new(0.0, 0.0); 2];
+        b.copy_d2h(&s, &x, 0, memhc_backend::as_bytes_mut(&mut out))
+            .unwrap();
+        assert!(out.iter().all(|z| z.re.is_nan() && z.im.is_nan()));
+    }
+
+    #[test]
+    fn reading_host_memory_before_the_copy_completes_is_detected() {
+        let b = HostBackend::new(1 << 20);
+        let s = b.create_stream().unwrap();
+        let x = b.alloc(64).unwrap();
+        let host = b.alloc_host(64).unwrap();
+        let pause = b.pause();
+        b.copy_d2h_async(&s, &x, 0, &host, 0, 64).unwrap();
+        assert!(matches!(
+            host.read(0, &mut [0u8; 64]),
+            Err(BackendError::BufferInUse { pending: 1, .. })
+        ));
+        drop(pause);
+        b.stream_synchronize(&s).unwrap();
+        host.read(0, &mut [0u8; 64]).unwrap();
+    }
+
+    #[test]
+    fn freeing_a_buffer_in_use_is_detected() {
+        let b = HostBackend::new(1 << 20);
+        let s = b.create_stream().unwrap();
+        let x = b.alloc(64).unwrap();
+        let pause = b.pause();
+        b.copy_h2d(&s, &[0u8; 64], &x, 0).unwrap();
+        let err = b.free(x).unwrap_err();
+        assert!(matches!(err, BackendError::BufferInUse { pending: 1, .. }));
+        drop(pause);
+        b.synchronize().unwrap();
+        assert_eq!(b.used(), 0, "the refused free still returned the bytes");
+    }
+}

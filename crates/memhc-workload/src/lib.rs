@@ -1,0 +1,34 @@
+//! # memhc-workload
+//!
+//! Queues of hadron contractions for the memhc runtime, and the one function that runs a queue
+//! under a policy, a mode and a budget:
+//!
+//! * [`generate`]: the synthetic workload of the MemHC paper (section 6.1), made precise:
+//!   vectors of meson contractions with a given repeated rate, vector size, tensor size and
+//!   distribution, all seeded;
+//! * [`workload`]: the in-memory queue ([`Workload`]) and its [`Analysis`] (ids, shapes,
+//!   producers, last uses);
+//! * [`file`]: workload files (`memhc-workload/1`, see `docs/workload-format.md`), with
+//!   complex128 `.npy` data;
+//! * [`run`]: one run of a queue on any backend, verified against the `hadron` reference on
+//!   request, and the dry runs on the null backend that give the peak without eviction and the
+//!   Belady lower bound on misses;
+//! * [`replay`]: replays of vectors of equal-sized objects (the paper's Fig. 6);
+//! * [`error`]: one-line errors that say where the problem is.
+//!
+//! The `memhc-synth` tool is the command line over this crate; backend test suites
+//! (`memhc-testkit`) use it for their end-to-end runs, which is why it depends on no GPU
+//! backend.
+
+#![forbid(unsafe_code)]
+
+pub mod error;
+pub mod file;
+pub mod generate;
+pub mod replay;
+pub mod run;
+pub mod workload;
+
+pub use error::{Result, SynthError, WorkloadError};
+pub use generate::{Dist, SynthParams, generate};
+pub use workload::{Analysis, ContractionSpec, NodeData, NodeSpec, TraceSpec, Workload};

@@ -1,0 +1,303 @@
+//! Running a workload: on a backend, with a policy and a mode, under a budget; with the
+//! no-eviction peak and the Belady lower bound worked out by dry runs on the null backend (the
+//! runtime's own code, no data), and results checked against the reference on request.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use hadron::{Contraction, Engine, HadronNode, reference};
+use memhc_core::{Backend, Complex64, Config, Mode, ObjectId, PolicyKind, Runtime, Stats};
+use memhc_host::null::NullBackend;
+
+use crate::error::{Result, SynthError};
+use crate::workload::{Analysis, Workload};
+
+/// How to run a workload.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunSpec {
+    /// The eviction policy.
+    pub policy: PolicyKind,
+    /// The optimisation mode.
+    pub mode: Mode,
+    /// The device budget in bytes.
+    pub budget: usize,
+    /// Streams (contraction `i` of a vector runs on stream `i mod streams`).
+    pub streams: usize,
+    /// Whether to check every result and trace against the reference implementation.
+    pub verify: bool,
+}
+
+/// What a run produced.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// The runtime's statistics.
+    pub stats: Stats,
+    /// Wall time of the vectors, traces and result reads, seconds.
+    pub wall_s: f64,
+    /// The results, by id, in the workload's order.
+    pub results: Vec<(String, HadronNode)>,
+    /// The traces, in order: `(a, b, value)`.
+    pub traces: Vec<(String, String, Complex64)>,
+    /// The largest relative error against the reference (when verified).
+    pub max_rel_error: Option<f64>,
+}
+
+impl Outcome {
+    /// `flops / wall_s / 1e9`.
+    pub fn gflops(&self) -> f64 {
+        if self.wall_s > 0.0 {
+            self.stats.flops as f64 / self.wall_s / 1e9
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The most bytes the workload holds on the device at once when nothing is ever evicted (and
+/// released buffers are freed at once): a dry run on the null backend.
+pub fn peak_without_eviction(w: &Workload, a: &Analysis) -> Result<usize> {
+    let config = Config {
+        lazy_release: false,
+        streams: 1,
+        ..Config::for_mode(Mode::Optimal)
+    };
+    let mut engine = Engine::new(Runtime::new(NullBackend::new(usize::MAX / 2), config)?);
+    execute(&mut engine, w, a, false, &mut |_| {})?;
+    Ok(engine.runtime().stats().peak_device_bytes as usize)
+}
+
+/// The misses of the Belady policy on the same queue, mode and budget: the lower bound on the
+/// misses of every policy (when all nodes have the same size). A dry run on the null backend.
+pub fn miss_lower_bound(w: &Workload, a: &Analysis, spec: &RunSpec) -> Result<u64> {
+    let config = Config::for_mode(spec.mode)
+        .with_policy(PolicyKind::Belady)
+        .with_budget(spec.budget)
+        .with_streams(spec.streams);
+    let mut engine = Engine::new(Runtime::new(NullBackend::new(spec.budget), config)?);
+    execute(&mut engine, w, a, false, &mut |_| {})?;
+    Ok(engine.runtime().stats().misses)
+}
+
+/// The bytes one contraction needs resident at once (its inputs and output): no budget can be
+/// smaller.
+pub fn largest_working_set(w: &Workload, a: &Analysis) -> usize {
+    let bytes = |id: &str| {
+        a.shapes
+            .get(id)
+            .and_then(|s| s.layout().ok())
+            .map_or(0, |l| l.bytes())
+    };
+    w.vectors
+        .iter()
+        .flatten()
+        .map(|c| bytes(&c.a) + if c.b == c.a { 0 } else { bytes(&c.b) } + bytes(&c.out))
+        .max()
+        .unwrap_or(0)
+}
+
+/// Runs `w` on `backend` as `spec` says. `progress` is called after each vector with the
+/// number of vectors done. Unified mode on a backend without managed memory is refused.
+pub fn run<B: Backend>(
+    backend: B,
+    w: &Workload,
+    a: &Analysis,
+    spec: &RunSpec,
+    progress: &mut dyn FnMut(usize),
+) -> Result<Outcome> {
+    if spec.mode == Mode::Unified && !backend.supports_managed() {
+        return Err(SynthError::Usage(format!(
+            "--mode unified needs managed memory, which the {} does not have",
+            backend.name()
+        )));
+    }
+    let needed = largest_working_set(w, a);
+    if spec.budget < needed {
+        return Err(SynthError::Usage(format!(
+            "a device budget of {} bytes cannot hold one contraction, which needs {needed} bytes",
+            spec.budget
+        )));
+    }
+    let config = Config::for_mode(spec.mode)
+        .with_policy(spec.policy)
+        .with_budget(spec.budget)
+        .with_streams(spec.streams);
+    let mut engine = Engine::new(Runtime::new(backend, config)?);
+    let done = execute(&mut engine, w, a, true, progress)?;
+    let max_rel_error = if spec.verify {
+        Some(verify(w, a, &done.results, &done.traces)?)
+    } else {
+        None
+    };
+    engine
+        .runtime()
+        .audit()
+        .map_err(|e| SynthError::Usage(e.to_string()))?;
+    Ok(Outcome {
+        stats: engine.runtime().stats(),
+        wall_s: done.wall_s,
+        results: done.results,
+        traces: done.traces,
+        max_rel_error,
+    })
+}
+
+/// `n` zeros in memory obtained zeroed from the allocator and never written, so that pages
+/// nobody reads are never backed by physical memory.
+fn untouched_zeros(n: usize) -> Vec<Complex64> {
+    bytemuck::allocation::cast_vec(vec![0.0f64; 2 * n])
+}
+
+struct Executed {
+    wall_s: f64,
+    results: Vec<(String, HadronNode)>,
+    traces: Vec<(String, String, Complex64)>,
+}
+
+/// Registers the initial nodes, creates every output up front (so that the future is exact for
+/// Belady), then runs the vectors, the traces and the result reads, releasing every node after
+/// its last use. A real run (`real`) materialises the nodes' values and reads the results back;
+/// a dry run registers zeros that are never touched (so they cost no memory).
+fn execute<B: Backend>(
+    engine: &mut Engine<B>,
+    w: &Workload,
+    a: &Analysis,
+    real: bool,
+    progress: &mut dyn FnMut(usize),
+) -> Result<Executed> {
+    let mut ids: HashMap<&str, ObjectId> = HashMap::new();
+    for n in &w.nodes {
+        let node = if real {
+            n.data.materialise(&n.shape)
+        } else {
+            HadronNode::from_vec(
+                &n.shape,
+                untouched_zeros(n.shape.spins() * n.shape.component_elems()),
+            )?
+        };
+        ids.insert(&n.id, engine.register(node)?);
+    }
+    for c in w.vectors.iter().flatten() {
+        ids.insert(&c.out, engine.create(a.shapes[&c.out].clone())?);
+    }
+    let id = |name: &str| ids.get(name).copied();
+    let lookup = |name: &str| {
+        id(name)
+            .ok_or_else(|| SynthError::Usage(format!("internal: id \"{name}\" was not created")))
+    };
+    let mut contractions: Vec<Vec<(Contraction, ObjectId)>> = Vec::with_capacity(w.vectors.len());
+    for vector in &w.vectors {
+        let mut list = Vec::with_capacity(vector.len());
+        for c in vector {
+            let contraction = Contraction::new(lookup(&c.a)?, lookup(&c.b)?, c.mapping.clone())
+                .with_views(c.a_view, c.b_view);
+            list.push((contraction, lookup(&c.out)?));
+        }
+        contractions.push(list);
+    }
+    let mut future = Vec::new();
+    for (c, out) in contractions.iter().flatten() {
+        future.extend(Engine::<B>::uses(c, *out));
+    }
+    for t in &w.traces {
+        future.push(lookup(&t.a)?);
+        if t.b != t.a {
+            future.push(lookup(&t.b)?);
+        }
+    }
+    engine.runtime_mut().set_future(&future)?;
+
+    let streams = engine.runtime().streams();
+    let start = Instant::now();
+    for (v, vector) in contractions.iter().enumerate() {
+        let members: Vec<ObjectId> = vector.iter().flat_map(|(c, _)| [c.a, c.b]).collect();
+        engine.runtime_mut().begin_vector(&members)?;
+        for (i, (c, out)) in vector.iter().enumerate() {
+            engine.contract_into(i % streams, c, *out)?;
+        }
+        for name in a.release_after_vector(v, &w.results) {
+            engine.release(lookup(&name)?)?;
+        }
+        progress(v + 1);
+    }
+    let mut traces = Vec::with_capacity(w.traces.len());
+    for (t, spec) in w.traces.iter().enumerate() {
+        let value = engine.trace(0, lookup(&spec.a)?, lookup(&spec.b)?, &spec.pairs)?;
+        traces.push((spec.a.clone(), spec.b.clone(), value));
+        for name in a.release_after_trace(t, &w.results) {
+            engine.release(lookup(&name)?)?;
+        }
+    }
+    let mut results = Vec::with_capacity(w.results.len());
+    for name in &w.results {
+        let node_id = lookup(name)?;
+        if real {
+            results.push((name.clone(), engine.read(node_id)?));
+        } else {
+            engine.runtime_mut().read(node_id)?; // the copy back still counts
+        }
+    }
+    engine.runtime_mut().synchronize()?;
+    Ok(Executed {
+        wall_s: start.elapsed().as_secs_f64(),
+        results,
+        traces,
+    })
+}
+
+/// Recomputes every result and trace with the reference implementation, on the host, and
+/// returns the largest relative error; fails if one exceeds 1e-12.
+pub fn verify(
+    w: &Workload,
+    a: &Analysis,
+    results: &[(String, HadronNode)],
+    traces: &[(String, String, Complex64)],
+) -> Result<f64> {
+    const TOLERANCE: f64 = 1e-12;
+    // Values by id, computed in queue order; dropped after their last use like on the device.
+    let mut values: HashMap<String, HadronNode> = w
+        .nodes
+        .iter()
+        .map(|n| (n.id.clone(), n.data.materialise(&n.shape)))
+        .collect();
+    for (v, vector) in w.vectors.iter().enumerate() {
+        let mut produced = Vec::with_capacity(vector.len());
+        for c in vector {
+            let get = |id: &str| {
+                values.get(id).ok_or_else(|| {
+                    SynthError::Verification(format!("\"{id}\" has no reference value"))
+                })
+            };
+            let out = reference::contract(get(&c.a)?, get(&c.b)?, c.a_view, c.b_view, &c.mapping)?;
+            produced.push((c.out.clone(), out));
+        }
+        values.extend(produced);
+        for name in a.release_after_vector(v, &w.results) {
+            values.remove(&name);
+        }
+    }
+    let mut worst = 0.0f64;
+    for (name, got) in results {
+        let want = values.get(name).ok_or_else(|| {
+            SynthError::Verification(format!("\"{name}\" has no reference value"))
+        })?;
+        let err = reference::relative_error(got, want);
+        worst = worst.max(err);
+        if err > TOLERANCE || err.is_nan() {
+            return Err(SynthError::Verification(format!(
+                "result \"{name}\" differs from the reference: relative error {err:e}"
+            )));
+        }
+    }
+    for ((ta, tb, got), spec) in traces.iter().zip(&w.traces) {
+        let (x, y) = (&values[ta], &values[tb]);
+        let want = reference::trace(x, y, &spec.pairs)?;
+        let err = (got - want).norm() / want.norm().max(f64::MIN_POSITIVE);
+        worst = worst.max(err);
+        if err > TOLERANCE || err.is_nan() {
+            return Err(SynthError::Verification(format!(
+                "trace ({ta}, {tb}) differs from the reference: relative error {err:e}"
+            )));
+        }
+    }
+    Ok(worst)
+}
