@@ -25,6 +25,7 @@
 mod event;
 mod gemm;
 pub mod managed;
+mod memory;
 mod stream;
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -38,86 +39,14 @@ use memhc_backend::gemm::{
     GeamShape, GemmItem, GemmShape, StridedBatch, validate_batched, validate_geam, validate_strided,
 };
 use memhc_backend::ledger::Ledger;
-use memhc_backend::{Backend, DeviceMemory, HostMemory, Location, MemInfo, check_range};
+use memhc_backend::{Backend, Location, MemInfo, check_range};
 use memhc_backend::{BackendError, BackendOp};
 
 pub use event::HostEvent;
+pub use memory::{HostBuffer, HostPinned};
 pub use stream::HostStream;
 
-/// The storage of one host "device" allocation, shared with the jobs that use it.
-#[derive(Debug)]
-pub(crate) struct Cell {
-    data: RwLock<Vec<Complex64>>,
-    /// Queued jobs that reference this buffer and have not finished.
-    pending: AtomicUsize,
-}
-
-/// One allocation of the host backend.
-#[derive(Debug)]
-pub struct HostBuffer {
-    handle: u64,
-    bytes: usize,
-    cell: Arc<Cell>,
-    ledger: Arc<Ledger>,
-    /// Allocated by [`Backend::alloc_managed`]: the host may read and write it in place.
-    managed: bool,
-}
-
-impl DeviceMemory for HostBuffer {
-    fn bytes(&self) -> usize {
-        self.bytes
-    }
-
-    fn handle(&self) -> u64 {
-        self.handle
-    }
-}
-
-impl Drop for HostBuffer {
-    fn drop(&mut self) {
-        self.ledger.release(self.bytes);
-    }
-}
-
-/// Host memory for asynchronous device-to-host copies (plain memory here; pinned on a GPU).
-#[derive(Debug)]
-pub struct HostPinned {
-    handle: u64,
-    bytes: usize,
-    cell: Arc<Cell>,
-}
-
-impl HostMemory for HostPinned {
-    fn bytes(&self) -> usize {
-        self.bytes
-    }
-
-    /// Reads the buffer; a copy into it that has not completed yet is reported as
-    /// [`BackendError::BufferInUse`] (the caller forgot to synchronise).
-    fn read(&self, offset: usize, dst: &mut [u8]) -> Result<(), BackendError> {
-        check_range(
-            BackendOp::CopyD2H,
-            "host buffer",
-            self.bytes,
-            offset,
-            dst.len(),
-        )?;
-        let pending = self.cell.pending.load(Ordering::Acquire);
-        if pending > 0 {
-            return Err(BackendError::BufferInUse {
-                handle: self.handle,
-                pending,
-            });
-        }
-        let data = self.cell.data.read().map_err(|_| BackendError::Async {
-            op: BackendOp::CopyD2H,
-            message: "host buffer lock poisoned".into(),
-        })?;
-        let bytes: &[u8] = bytemuck::cast_slice(data.as_slice());
-        dst.copy_from_slice(&bytes[offset..offset + dst.len()]);
-        Ok(())
-    }
-}
+use memory::Cell;
 
 /// The CPU reference backend. See the [module documentation](self).
 #[derive(Debug)]
@@ -629,6 +558,7 @@ impl Backend for HostBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use memhc_backend::HostMemory;
 
     #[test]
     fn budget_is_enforced_and_returned() {
