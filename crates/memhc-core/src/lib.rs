@@ -61,6 +61,7 @@ mod element_cache;
 pub mod error;
 mod free_pool;
 mod hazards;
+pub mod lifecycle;
 pub mod object;
 pub mod policy;
 pub mod runtime;
