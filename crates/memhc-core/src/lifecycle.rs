@@ -1,13 +1,14 @@
 //! The object lifecycle: the one place where an object's [`State`] changes.
 //!
-//! Inside the runtime an object's state is a [`Lifecycle`], which carries what the state
-//! implies: `HostValid` and `Consistent` hold the host copy, `Empty` and `DeviceDirty` hold
-//! none, so a host copy and a state can never disagree. The public [`State`] is its data-less
-//! view ([`Lifecycle::kind`]). The state changes only through the named [`Transition`]s below;
-//! each checks its precondition against the table and refuses, with an [`IllegalTransition`]
-//! (an internal error for the caller of the runtime), when called from a state it is not legal
-//! in, leaving the object as it was. Every transition taken, and every one refused, is counted
-//! in a [`TransitionLog`] ([`Runtime::transitions`](crate::Runtime::transitions)).
+//! Inside the runtime an object's state is a `Lifecycle` (crate-private), which carries what
+//! the state implies: `HostValid` and `Consistent` hold the host copy, `Empty` and
+//! `DeviceDirty` hold none, so a host copy and a state can never disagree. The public [`State`]
+//! is its data-less view (`Lifecycle::kind`). The state changes only through the named
+//! [`Transition`]s below; each checks its precondition against the table and refuses, with an
+//! [`IllegalTransition`] (an internal error for the caller of the runtime), when called from a
+//! state it is not legal in, leaving the object as it was. Every transition taken, and every
+//! one refused, is counted in a [`TransitionLog`]
+//! ([`Runtime::transitions`](crate::Runtime::transitions)).
 //!
 //! Residency is not part of the lifecycle: the element cache holds the device copy, and
 //! [`Runtime::audit`](crate::Runtime::audit) checks that exactly the objects in a resident

@@ -23,6 +23,10 @@
 //!   on them before conflicting work, and the host waits on them before memory is freed, so an
 //!   object in use by in-flight work is never evicted, reused or freed early.
 //!
+//! Every change of an object's state is a named transition of the
+//! [object lifecycle](crate::lifecycle), which holds the host copy inside the states where it is
+//! valid and counts every transition in [`Runtime::transitions`].
+//!
 //! [`Runtime::audit`] checks every invariant of the tables; tests call it after every step.
 
 mod audit;
