@@ -63,6 +63,7 @@ mod element_cache;
 pub mod error;
 mod free_pool;
 mod hazards;
+pub mod lifecycle;
 pub mod object;
 pub mod runtime;
 pub mod stats;

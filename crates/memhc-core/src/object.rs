@@ -27,6 +27,10 @@ pub enum ObjectKind {
 /// | `HostValid`   | valid     | none        |
 /// | `Consistent`  | valid     | valid       |
 /// | `DeviceDirty` | none      | valid       |
+///
+/// An object moves between states only through the named transitions of
+/// [`lifecycle`](crate::lifecycle), whose module documentation has the transition table; this
+/// enum is the data-less view of the runtime's internal state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum State {
     /// A GPU-only object that has never been written: it holds no value anywhere.

@@ -9,46 +9,11 @@
 
 mod common;
 
-use common::workload::{Action, creates, largest_object, largest_working_set, program, resolve};
+use common::workload::{Action, config, creates, program, resolve, unified_config};
 use common::{assert_close, multiply, touch};
-use memhc_core::{Config, Error, Mode, ObjectId, PolicyKind, Runtime};
+use memhc_core::{Config, Error, ObjectId, Runtime};
 use memhc_host::host::HostBackend;
 use proptest::prelude::*;
-
-fn config() -> impl Strategy<Value = Config> {
-    (
-        proptest::sample::select(PolicyKind::ALL.to_vec()),
-        any::<[bool; 4]>(),
-        1usize..4,
-        0usize..8,
-        any::<u64>(),
-    )
-        .prop_map(
-            |(policy, [dedup, lazy, packing, sync], streams, extra, seed)| Config {
-                budget: Some(largest_working_set() + extra * largest_object()),
-                policy,
-                seed,
-                streams,
-                dedup,
-                lazy_release: lazy,
-                packing,
-                on_demand_sync: sync,
-                managed: false,
-            },
-        )
-}
-
-/// Unified memory on one to three streams, with and without dedup and on-demand sync, and a
-/// budget no program reaches (managed memory is never evicted: a program that needs more fails).
-fn unified_config() -> impl Strategy<Value = Config> {
-    (1usize..4, any::<bool>(), any::<bool>()).prop_map(|(streams, dedup, sync)| Config {
-        dedup,
-        on_demand_sync: sync,
-        ..Config::for_mode(Mode::Unified)
-            .with_budget(1 << 20)
-            .with_streams(streams)
-    })
-}
 
 /// Runs a resolved program and checks it step by step. Object creation has no device effect,
 /// so all objects are created first; then the policy gets the future use sequence.

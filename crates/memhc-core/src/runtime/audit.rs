@@ -21,7 +21,10 @@ impl<B: Backend> Runtime<B> {
     /// * no buffer is held twice (in the element cache and the free pool, or twice in either);
     /// * every resident object is live, in a resident state, and has the buffers its layout and
     ///   packing call for; every object in a resident state is in the element cache;
-    /// * every object has a host copy exactly when its state says so, of the right length;
+    /// * every host copy has the length of its object's layout (that an object has a host copy
+    ///   exactly when its state says so needs no check: the state holds it, see
+    ///   [`lifecycle`](crate::lifecycle));
+    /// * no lifecycle transition was ever refused;
     /// * every pooled buffer is filed under its own size;
     /// * the policy tracks exactly the resident objects;
     /// * no object is left pinned outside a launch;
@@ -90,8 +93,11 @@ impl<B: Backend> Runtime<B> {
                 bad.push(format!("{id} is resident but is not a live object"));
                 continue;
             };
-            if !e.state.is_resident() {
-                bad.push(format!("{id} is resident but its state is {:?}", e.state));
+            if !e.life.kind().is_resident() {
+                bad.push(format!(
+                    "{id} is resident but its state is {:?}",
+                    e.life.kind()
+                ));
             }
             let l = &e.layout;
             let shape_ok = if r.packed {
@@ -112,24 +118,24 @@ impl<B: Backend> Runtime<B> {
             }
         }
         for (&id, e) in &self.objects {
-            if e.state.is_resident() && !self.cache.contains(id) {
-                bad.push(format!(
-                    "{id} is {:?} but not in the element cache",
-                    e.state
-                ));
+            let state = e.life.kind();
+            if state.is_resident() && !self.cache.contains(id) {
+                bad.push(format!("{id} is {state:?} but not in the element cache"));
             }
-            match (&e.host, e.state.host_valid()) {
-                (Some(h), true) if h.len() != e.layout.elems() => bad.push(format!(
+            if let Some(h) = e.life.host()
+                && h.len() != e.layout.elems()
+            {
+                bad.push(format!(
                     "{id}: host copy of {} elements, layout needs {}",
                     h.len(),
                     e.layout.elems()
-                )),
-                (Some(_), false) => {
-                    bad.push(format!("{id} keeps a host copy in state {:?}", e.state))
-                }
-                (None, true) => bad.push(format!("{id} has no host copy in state {:?}", e.state)),
-                _ => {}
+                ));
             }
+        }
+        for (from, t, n) in self.transitions.refused() {
+            bad.push(format!(
+                "the lifecycle refused {t:?} from {from:?} {n} time(s)"
+            ));
         }
 
         let tracked = self.policy.resident();

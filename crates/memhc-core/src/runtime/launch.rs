@@ -209,7 +209,7 @@ impl<B: Backend> Runtime<B> {
             if !seen.insert(a.object) {
                 return Err(Error::DuplicateAccess(a.object));
             }
-            if a.mode.reads() && !e.state.has_value() {
+            if a.mode.reads() && !e.life.kind().has_value() {
                 return Err(Error::Uninitialized(a.object));
             }
             needed = needed.saturating_add(e.layout.bytes());
@@ -238,12 +238,9 @@ impl<B: Backend> Runtime<B> {
             let copied_in = self.acquire(stream, *a)?;
             acquired.push((a.object, copied_in || a.mode.writes()));
             if a.mode.writes() {
-                let e = self.entry_mut(a.object)?;
-                undo.push(Undo {
-                    id: a.object,
-                    host: e.host.take(),
-                });
-                e.state = State::DeviceDirty;
+                let (life, log) = self.life_mut(a.object)?;
+                let host = life.written_on_device(log)?;
+                undo.push(Undo { id: a.object, host });
             }
         }
         Ok(())
@@ -291,13 +288,16 @@ impl<B: Backend> Runtime<B> {
             } else {
                 self.copy_in(stream, id, &resident)
             };
+            let copied = copied.and_then(|()| {
+                let (life, log) = self.life_mut(id)?;
+                Ok(life.copied_in(log)?)
+            });
             if let Err(e) = copied {
                 // Part of the copy may be queued: let it finish before the buffers move on.
                 self.backend.stream_synchronize(&self.streams[stream])?;
                 self.dispose(resident)?;
                 return Err(e);
             }
-            self.entry_mut(id)?.state = State::Consistent;
         }
         if let Some(old) = self.cache.insert(id, resident) {
             // Unreachable: `id` was not resident. Keep the tables exact anyway.
@@ -310,7 +310,7 @@ impl<B: Backend> Runtime<B> {
     /// Queues the copy of an object's host values into its new device buffers.
     fn copy_in(&self, stream: usize, id: ObjectId, r: &Resident<B>) -> Result<()> {
         let e = self.entry(id)?;
-        let host = e.host.as_deref().ok_or(Error::Uninitialized(id))?;
+        let host = e.life.host().ok_or(Error::Uninitialized(id))?;
         let s = &self.streams[stream];
         r.hazards.before_write(&self.backend, stream, s)?;
         if r.packed {
@@ -407,13 +407,8 @@ impl<B: Backend> Runtime<B> {
         let mut first = Ok(());
         for u in undo {
             first = first.and(self.drop_device_copy(u.id));
-            if let Ok(e) = self.entry_mut(u.id) {
-                e.state = if u.host.is_some() {
-                    State::HostValid
-                } else {
-                    State::Empty
-                };
-                e.host = u.host;
+            if let Ok((life, log)) = self.life_mut(u.id) {
+                first = first.and(life.rolled_back(u.host, log).map_err(Error::from));
             }
         }
         first
@@ -430,11 +425,11 @@ impl<B: Backend> Runtime<B> {
             let consistent = self
                 .objects
                 .get(&a.object)
-                .is_some_and(|e| e.state == State::Consistent);
+                .is_some_and(|e| e.life.kind() == State::Consistent);
             if consistent {
                 first = first.and(self.drop_device_copy(a.object));
-                if let Ok(e) = self.entry_mut(a.object) {
-                    e.state = State::HostValid;
+                if let Ok((life, log)) = self.life_mut(a.object) {
+                    first = first.and(life.uncached(log).map_err(Error::from));
                 }
             }
         }

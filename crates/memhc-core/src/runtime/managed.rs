@@ -11,6 +11,10 @@
 //!   waits on earlier work and before the work.
 //! * **Sync to host**: the host waits for all work on the object, then reads it in place into
 //!   the object's host copy: the "host touching results" of the baseline.
+//!
+//! The object's state changes through the same [lifecycle](crate::lifecycle) transitions as
+//! with device memory: the runtime takes `CopiedIn` after `managed_copy_in` and
+//! `Synced` after `managed_read_back`; nothing here assigns a state.
 
 use num_complex::Complex64;
 
@@ -18,7 +22,7 @@ use super::Runtime;
 use crate::backend::{Backend, Location, as_bytes, as_bytes_mut};
 use crate::element_cache::Resident;
 use crate::error::{BackendError, Error, Result};
-use crate::object::{ObjectId, State};
+use crate::object::ObjectId;
 
 /// The one managed buffer of a resident object.
 fn whole<B: Backend>(id: ObjectId, r: &Resident<B>) -> Result<&B::Buffer> {
@@ -64,8 +68,8 @@ impl<B: Backend> Runtime<B> {
     ) -> Result<()> {
         let host = self
             .entry(id)?
-            .host
-            .as_deref()
+            .life
+            .host()
             .ok_or(Error::Uninitialized(id))?;
         let buffer = whole(id, r)?;
         r.hazards.settle(&self.backend)?;
@@ -85,8 +89,8 @@ impl<B: Backend> Runtime<B> {
     }
 
     /// The host waits for all work on object `id`, then reads its managed buffer in place into
-    /// a new host copy. The object becomes `Consistent`. On failure nothing changes.
-    pub(super) fn managed_sync_to_host(&mut self, id: ObjectId) -> Result<()> {
+    /// a new host vector. Changes no state: the caller takes the transition.
+    pub(super) fn managed_read_back(&self, id: ObjectId) -> Result<Vec<Complex64>> {
         let layout = self.entry(id)?.layout;
         let r = self
             .cache
@@ -97,9 +101,6 @@ impl<B: Backend> Runtime<B> {
         let mut host = vec![Complex64::new(0.0, 0.0); layout.elems()];
         self.backend
             .managed_read(buffer, 0, as_bytes_mut(&mut host))?;
-        let e = self.entry_mut(id)?;
-        e.host = Some(host);
-        e.state = State::Consistent;
-        Ok(())
+        Ok(host)
     }
 }

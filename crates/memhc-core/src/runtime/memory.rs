@@ -32,7 +32,7 @@ impl<B: Backend> ResidentView for View<'_, B> {
     fn is_dirty(&self, id: ObjectId) -> bool {
         self.objects
             .get(&id)
-            .is_some_and(|e| e.state == State::DeviceDirty)
+            .is_some_and(|e| e.life.kind() == State::DeviceDirty)
     }
 }
 
@@ -118,33 +118,45 @@ impl<B: Backend> Runtime<B> {
     }
 
     /// Evicts a resident object: writes it back first if the device copy is the only valid
-    /// one, waits for its in-flight work, frees its buffers. If the write-back fails, the
-    /// object stays resident and dirty.
+    /// one (`WrittenBack`), waits for its in-flight work, frees its buffers (`Evicted`). If
+    /// the write-back fails, the object stays resident and dirty.
     pub(super) fn evict(&mut self, id: ObjectId, stream: usize) -> Result<()> {
-        if self.entry(id)?.state == State::DeviceDirty {
-            self.sync_to_host(id, stream)?;
+        if self.entry(id)?.life.kind() == State::DeviceDirty {
+            let host = self.read_back(id, stream)?;
+            let (life, log) = self.life_mut(id)?;
+            life.written_back(host, log)?;
             self.counters.writebacks += 1;
         }
         if let Some(r) = self.cache.get(id) {
             r.hazards.settle(&self.backend)?;
         }
+        // Refused (the object is not consistent), the eviction changes nothing.
+        let (life, log) = self.life_mut(id)?;
+        life.evicted(log)?;
         let Some(r) = self.cache.remove(id) else {
             return Err(Error::Internal(format!(
                 "evicting {id}, which is not resident"
             )));
         };
-        self.entry_mut(id)?.state = State::HostValid;
         self.policy.on_evict(id);
         self.counters.evictions += 1;
         self.free_buffers(r.buffers)
     }
 
-    /// Copies the device copy of a resident object to the host, ordered after its last write,
-    /// on `stream` (with managed memory: the host reads it in place once its work is done).
-    /// The object becomes `Consistent`. On failure nothing changes.
+    /// On-demand (or eager) sync of a `DeviceDirty` object: its device copy becomes its host
+    /// copy, and it becomes `Consistent` (`Synced`). On failure nothing changes.
     pub(super) fn sync_to_host(&mut self, id: ObjectId, stream: usize) -> Result<()> {
+        let host = self.read_back(id, stream)?;
+        let (life, log) = self.life_mut(id)?;
+        Ok(life.synced(host, log)?)
+    }
+
+    /// Reads the device copy of a resident object into a new host vector, ordered after its
+    /// last write, on `stream` (with managed memory: the host reads it in place once its work
+    /// is done). Changes no state: the caller takes `Synced` or `WrittenBack`.
+    fn read_back(&self, id: ObjectId, stream: usize) -> Result<Vec<Complex64>> {
         if self.config.managed {
-            return self.managed_sync_to_host(id);
+            return self.managed_read_back(id);
         }
         let layout = self.entry(id)?.layout;
         let r = self
@@ -163,14 +175,12 @@ impl<B: Backend> Runtime<B> {
                 self.backend.copy_d2h(s, buffer, 0, as_bytes_mut(chunk))?;
             }
         }
-        let e = self.entry_mut(id)?;
-        e.host = Some(host);
-        e.state = State::Consistent;
-        Ok(())
+        Ok(host)
     }
 
     /// Drops the device copy of an object, if it has one: its buffers go to the free pool (or
-    /// are freed). Callers set the object's new state.
+    /// are freed). Callers take the object's transition (`HostWritten`, `Released`,
+    /// `RolledBack`, `Uncached`).
     pub(super) fn drop_device_copy(&mut self, id: ObjectId) -> Result<()> {
         match self.cache.remove(id) {
             Some(r) => {

@@ -23,6 +23,10 @@
 //!   on them before conflicting work, and the host waits on them before memory is freed, so an
 //!   object in use by in-flight work is never evicted, reused or freed early.
 //!
+//! Every change of an object's state is a named transition of the
+//! [object lifecycle](crate::lifecycle), which holds the host copy inside the states where it is
+//! valid and counts every transition in [`Runtime::transitions`].
+//!
 //! [`Runtime::audit`] checks every invariant of the tables; tests call it after every step.
 
 mod audit;
@@ -40,6 +44,7 @@ use crate::config::Config;
 use crate::element_cache::ElementCache;
 use crate::error::{Error, Result};
 use crate::free_pool::FreePool;
+use crate::lifecycle::{Lifecycle, TransitionLog};
 use crate::object::{Layout, ObjectId, ObjectKind, State};
 use crate::policy::EvictionPolicy;
 use crate::stats::Stats;
@@ -52,9 +57,8 @@ pub use launch::Launch;
 struct Entry {
     kind: ObjectKind,
     layout: Layout,
-    state: State,
-    /// The host copy: present exactly when `state.host_valid()`.
-    host: Option<Vec<Complex64>>,
+    /// The state, holding the host copy where it is valid; changed only by its transitions.
+    life: Lifecycle,
 }
 
 /// Cache events, counted by the runtime (device traffic is counted by [`Instrumented`]).
@@ -82,6 +86,8 @@ pub struct Runtime<B: Backend> {
     /// Objects a launch in progress is using: never evicted.
     pinned: HashSet<ObjectId>,
     counters: CacheCounters,
+    /// Every lifecycle transition taken or refused.
+    transitions: TransitionLog,
     next_id: u64,
 }
 
@@ -130,6 +136,7 @@ impl<B: Backend> Runtime<B> {
             used: 0,
             pinned: HashSet::new(),
             counters: CacheCounters::default(),
+            transitions: TransitionLog::default(),
             next_id: 0,
             config,
         })
@@ -185,8 +192,7 @@ impl<B: Backend> Runtime<B> {
             Entry {
                 kind: ObjectKind::HostBacked,
                 layout,
-                state: State::HostValid,
-                host: Some(data),
+                life: Lifecycle::registered(data, &mut self.transitions),
             },
         );
         Ok(id)
@@ -202,8 +208,7 @@ impl<B: Backend> Runtime<B> {
             Entry {
                 kind: ObjectKind::GpuOnly,
                 layout,
-                state: State::Empty,
-                host: None,
+                life: Lifecycle::created(&mut self.transitions),
             },
         );
         Ok(id)
@@ -213,8 +218,10 @@ impl<B: Backend> Runtime<B> {
         self.objects.get(&id).ok_or(Error::UnknownObject(id))
     }
 
-    fn entry_mut(&mut self, id: ObjectId) -> Result<&mut Entry> {
-        self.objects.get_mut(&id).ok_or(Error::UnknownObject(id))
+    /// An object's lifecycle, with the log its transitions are counted in.
+    fn life_mut(&mut self, id: ObjectId) -> Result<(&mut Lifecycle, &mut TransitionLog)> {
+        let e = self.objects.get_mut(&id).ok_or(Error::UnknownObject(id))?;
+        Ok((&mut e.life, &mut self.transitions))
     }
 
     /// The layout of an object.
@@ -224,7 +231,7 @@ impl<B: Backend> Runtime<B> {
 
     /// The state of an object.
     pub fn state(&self, id: ObjectId) -> Result<State> {
-        Ok(self.entry(id)?.state)
+        Ok(self.entry(id)?.life.kind())
     }
 
     /// Whether an object is host-backed or GPU-only.
@@ -270,15 +277,12 @@ impl<B: Backend> Runtime<B> {
     /// The host values of an object, copied from the device first if the device holds the only
     /// valid copy (on-demand sync). The object stays resident.
     pub fn read(&mut self, id: ObjectId) -> Result<&[Complex64]> {
-        match self.entry(id)?.state {
+        match self.entry(id)?.life.kind() {
             State::Empty => return Err(Error::Uninitialized(id)),
             State::DeviceDirty => self.sync_to_host(id, 0)?,
             State::HostValid | State::Consistent => {}
         }
-        self.entry(id)?
-            .host
-            .as_deref()
-            .ok_or(Error::Uninitialized(id))
+        self.entry(id)?.life.host().ok_or(Error::Uninitialized(id))
     }
 
     /// Replaces an object's values from the host. A device copy, now stale, is dropped (its
@@ -287,9 +291,8 @@ impl<B: Backend> Runtime<B> {
         let layout = self.entry(id)?.layout;
         check_len(&format!("object {id}"), &layout, data.len())?;
         let dropped = self.drop_device_copy(id);
-        let e = self.entry_mut(id)?;
-        e.host = Some(data);
-        e.state = State::HostValid;
+        let (life, log) = self.life_mut(id)?;
+        life.host_written(data, log)?;
         dropped
     }
 
@@ -298,8 +301,16 @@ impl<B: Backend> Runtime<B> {
     pub fn release(&mut self, id: ObjectId) -> Result<()> {
         self.entry(id)?;
         let dropped = self.drop_device_copy(id);
-        self.objects.remove(&id);
+        if let Some(e) = self.objects.remove(&id) {
+            e.life.released(&mut self.transitions);
+        }
         dropped
+    }
+
+    /// Every lifecycle transition the runtime's objects took, and any it refused (see
+    /// [`lifecycle`](crate::lifecycle)).
+    pub fn transitions(&self) -> &TransitionLog {
+        &self.transitions
     }
 
     /// Blocks until all work on all streams has completed.

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use memhc_core::{Complex64, Layout, ObjectId};
+use memhc_core::{Complex64, Config, Layout, Mode, ObjectId, PolicyKind};
 use proptest::prelude::*;
 
 use super::{product, random, rng};
@@ -236,4 +236,41 @@ pub fn largest_object() -> usize {
 /// The most bytes one action needs resident at once.
 pub fn largest_working_set() -> usize {
     3 * layouts().iter().map(Layout::bytes).max().unwrap_or(0)
+}
+
+/// Device-memory configurations: every policy, every combination of optimisation switches,
+/// one to three streams, and budgets from the largest working set up.
+pub fn config() -> impl Strategy<Value = Config> {
+    (
+        proptest::sample::select(PolicyKind::ALL.to_vec()),
+        any::<[bool; 4]>(),
+        1usize..4,
+        0usize..8,
+        any::<u64>(),
+    )
+        .prop_map(
+            |(policy, [dedup, lazy, packing, sync], streams, extra, seed)| Config {
+                budget: Some(largest_working_set() + extra * largest_object()),
+                policy,
+                seed,
+                streams,
+                dedup,
+                lazy_release: lazy,
+                packing,
+                on_demand_sync: sync,
+                managed: false,
+            },
+        )
+}
+
+/// Unified memory on one to three streams, with and without dedup and on-demand sync, and a
+/// budget no program reaches (managed memory is never evicted: a program that needs more fails).
+pub fn unified_config() -> impl Strategy<Value = Config> {
+    (1usize..4, any::<bool>(), any::<bool>()).prop_map(|(streams, dedup, sync)| Config {
+        dedup,
+        on_demand_sync: sync,
+        ..Config::for_mode(Mode::Unified)
+            .with_budget(1 << 20)
+            .with_streams(streams)
+    })
 }

@@ -1,0 +1,621 @@
+//! The object lifecycle: the one place where an object's [`State`] changes.
+//!
+//! Inside the runtime an object's state is a `Lifecycle` (crate-private), which carries what
+//! the state implies: `HostValid` and `Consistent` hold the host copy, `Empty` and
+//! `DeviceDirty` hold none, so a host copy and a state can never disagree. The public [`State`]
+//! is its data-less view (`Lifecycle::kind`). The state changes only through the named
+//! [`Transition`]s below; each checks its precondition against the table and refuses, with an
+//! [`IllegalTransition`] (an internal error for the caller of the runtime), when called from a
+//! state it is not legal in, leaving the object as it was. Every transition taken, and every
+//! one refused, is counted in a [`TransitionLog`]
+//! ([`Runtime::transitions`](crate::Runtime::transitions)).
+//!
+//! Residency is not part of the lifecycle: the element cache holds the device copy, and
+//! [`Runtime::audit`](crate::Runtime::audit) checks that exactly the objects in a resident
+//! state (`Consistent`, `DeviceDirty`) are in it.
+//!
+//! ## The transition table
+//!
+//! Rows are transitions, columns the state an object is in before it (`none`: no object yet,
+//! or no longer), cells the state after it; `✗` marks a transition refused from that state.
+//!
+//! | transition        | none        | `Empty`       | `HostValid`   | `Consistent`  | `DeviceDirty`         |
+//! |-------------------|-------------|---------------|---------------|---------------|-----------------------|
+//! | `Registered`      | `HostValid` | ✗             | ✗             | ✗             | ✗                     |
+//! | `Created`         | `Empty`     | ✗             | ✗             | ✗             | ✗                     |
+//! | `CopiedIn`        | ✗           | ✗             | `Consistent`  | ✗             | ✗                     |
+//! | `WrittenOnDevice` | ✗           | `DeviceDirty` | `DeviceDirty` | `DeviceDirty` | `DeviceDirty`         |
+//! | `Synced`          | ✗           | ✗             | ✗             | ✗             | `Consistent`          |
+//! | `WrittenBack`     | ✗           | ✗             | ✗             | ✗             | `Consistent`          |
+//! | `Evicted`         | ✗           | ✗             | ✗             | `HostValid`   | ✗                     |
+//! | `Uncached`        | ✗           | ✗             | ✗             | `HostValid`   | ✗                     |
+//! | `RolledBack`      | ✗           | ✗             | ✗             | ✗             | `HostValid` / `Empty` |
+//! | `HostWritten`     | ✗           | `HostValid`   | `HostValid`   | `HostValid`   | `HostValid`           |
+//! | `Released`        | ✗           | none          | none          | none          | none                  |
+//!
+//! Where each happens in the runtime:
+//!
+//! * `Registered` / `Created`: [`Runtime::register`](crate::Runtime::register) (host data) /
+//!   [`Runtime::create`](crate::Runtime::create) (a GPU-only object, no value yet).
+//! * `CopiedIn`: a launch that reads a non-resident object copies its host copy into new device
+//!   buffers (with managed memory: the host writes it in place).
+//! * `WrittenOnDevice`: a launch declares it writes the object; the host copy, now stale, leaves
+//!   the state and is kept aside to undo the launch if it fails. Legal from every state: a
+//!   write-only access needs no previous value, and the object is resident by then.
+//! * `Synced`: on-demand sync ([`Runtime::read`](crate::Runtime::read)) or, with on-demand sync
+//!   off, the eager copy back after a launch: the device copy is read into a new host copy.
+//! * `WrittenBack`: the same copy, forced by eviction of a device-only object (counted in
+//!   [`Stats::writebacks`](crate::Stats::writebacks)); `Evicted` then follows.
+//! * `Evicted`: the device copy of a consistent object is dropped to make room (counted in
+//!   [`Stats::evictions`](crate::Stats::evictions)). A `DeviceDirty` object must be written back
+//!   first: evicting it would lose its only copy.
+//! * `Uncached`: without duplication-aware management, a consistent object's device copy is
+//!   dropped after the launch that used it (not an eviction).
+//! * `RolledBack`: a failed launch drops the device copy of each object it was writing, which
+//!   goes back to the host copy it had before the launch (`HostValid`), or to no value.
+//! * `HostWritten`: [`Runtime::write`](crate::Runtime::write) replaces the values from the host;
+//!   any device copy is dropped.
+//! * `Released`: [`Runtime::release`](crate::Runtime::release); the object is gone.
+
+use num_complex::Complex64;
+
+use crate::error::Error;
+use crate::object::State;
+
+/// A named change of an object's state. See the [module documentation](self) for the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Transition {
+    /// The object is registered from host data.
+    Registered,
+    /// The object is created as a GPU-only object with no value.
+    Created,
+    /// The host copy is copied into new device buffers.
+    CopiedIn,
+    /// A launch writes the device copy: the host copy becomes stale.
+    WrittenOnDevice,
+    /// The device copy is copied to the host on demand (or eagerly after a launch).
+    Synced,
+    /// The device copy is copied to the host because eviction forces it.
+    WrittenBack,
+    /// The device copy of a consistent object is dropped to make room.
+    Evicted,
+    /// The device copy of a consistent object is dropped after a launch (no dedup).
+    Uncached,
+    /// A failed launch's write is undone: back to the previous host copy, or to no value.
+    RolledBack,
+    /// The host replaces the object's values.
+    HostWritten,
+    /// The object is released.
+    Released,
+}
+
+/// Every state slot of the table: `None` (no object) first, then every [`State`].
+const SLOTS: [Option<State>; 5] = [
+    None,
+    Some(State::Empty),
+    Some(State::HostValid),
+    Some(State::Consistent),
+    Some(State::DeviceDirty),
+];
+
+/// The position of a state slot in [`SLOTS`].
+fn slot(state: Option<State>) -> usize {
+    match state {
+        None => 0,
+        Some(State::Empty) => 1,
+        Some(State::HostValid) => 2,
+        Some(State::Consistent) => 3,
+        Some(State::DeviceDirty) => 4,
+    }
+}
+
+impl Transition {
+    /// Every transition, in the order of the table.
+    pub const ALL: [Transition; 11] = [
+        Transition::Registered,
+        Transition::Created,
+        Transition::CopiedIn,
+        Transition::WrittenOnDevice,
+        Transition::Synced,
+        Transition::WrittenBack,
+        Transition::Evicted,
+        Transition::Uncached,
+        Transition::RolledBack,
+        Transition::HostWritten,
+        Transition::Released,
+    ];
+
+    /// The states this transition can lead to from `from` (`None`: no object), as the table
+    /// says; empty when the transition is illegal from `from`.
+    pub fn targets(self, from: Option<State>) -> &'static [Option<State>] {
+        use State::{Consistent, DeviceDirty, Empty, HostValid};
+        match (self, from) {
+            (Transition::Registered, None) => &[Some(HostValid)],
+            (Transition::Created, None) => &[Some(Empty)],
+            (Transition::CopiedIn, Some(HostValid)) => &[Some(Consistent)],
+            (Transition::WrittenOnDevice, Some(_)) => &[Some(DeviceDirty)],
+            (Transition::Synced | Transition::WrittenBack, Some(DeviceDirty)) => {
+                &[Some(Consistent)]
+            }
+            (Transition::Evicted | Transition::Uncached, Some(Consistent)) => &[Some(HostValid)],
+            (Transition::RolledBack, Some(DeviceDirty)) => &[Some(HostValid), Some(Empty)],
+            (Transition::HostWritten, Some(_)) => &[Some(HostValid)],
+            (Transition::Released, Some(_)) => &[None],
+            _ => &[],
+        }
+    }
+
+    /// Whether the transition is legal from `from` (`None`: no object).
+    pub fn is_legal_from(self, from: Option<State>) -> bool {
+        !self.targets(from).is_empty()
+    }
+
+    /// The position of the transition in [`Transition::ALL`].
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// A transition attempted from a state it is not legal in. The object is left unchanged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("object lifecycle: transition {transition:?} is illegal from state {}", state_name(*.from))]
+pub struct IllegalTransition {
+    /// The state the object was in (`None`: no object).
+    pub from: Option<State>,
+    /// The transition refused.
+    pub transition: Transition,
+}
+
+/// A state slot for messages.
+fn state_name(state: Option<State>) -> String {
+    state.map_or_else(|| "none".to_owned(), |s| format!("{s:?}"))
+}
+
+impl From<IllegalTransition> for Error {
+    fn from(e: IllegalTransition) -> Self {
+        Error::Internal(e.to_string())
+    }
+}
+
+/// Counts of the transitions a runtime took, by state before, transition and state after, and
+/// of the transitions it refused. Counting costs a few array increments per transition.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TransitionLog {
+    taken: [[[u64; SLOTS.len()]; Transition::ALL.len()]; SLOTS.len()],
+    refused: [[u64; Transition::ALL.len()]; SLOTS.len()],
+}
+
+impl TransitionLog {
+    /// Every `(from, transition, to, count)` taken at least once (`None`: no object).
+    pub fn taken(
+        &self,
+    ) -> impl Iterator<Item = (Option<State>, Transition, Option<State>, u64)> + '_ {
+        SLOTS.iter().flat_map(move |&from| {
+            Transition::ALL.iter().flat_map(move |&t| {
+                SLOTS.iter().filter_map(move |&to| {
+                    let n = self.taken[slot(from)][t.index()][slot(to)];
+                    (n > 0).then_some((from, t, to, n))
+                })
+            })
+        })
+    }
+
+    /// Every `(from, transition, count)` refused at least once.
+    pub fn refused(&self) -> impl Iterator<Item = (Option<State>, Transition, u64)> + '_ {
+        SLOTS.iter().flat_map(move |&from| {
+            Transition::ALL.iter().filter_map(move |&t| {
+                let n = self.refused[slot(from)][t.index()];
+                (n > 0).then_some((from, t, n))
+            })
+        })
+    }
+
+    /// How many times `transition` was taken, from any state.
+    pub fn count(&self, transition: Transition) -> u64 {
+        self.taken
+            .iter()
+            .flat_map(|by_t| by_t[transition.index()].iter())
+            .sum()
+    }
+
+    /// How many transitions were refused in all.
+    pub fn refused_total(&self) -> u64 {
+        self.refused.iter().flatten().sum()
+    }
+
+    fn record_taken(&mut self, from: Option<State>, t: Transition, to: Option<State>) {
+        self.taken[slot(from)][t.index()][slot(to)] += 1;
+    }
+
+    fn record_refused(&mut self, from: Option<State>, t: Transition) {
+        self.refused[slot(from)][t.index()] += 1;
+    }
+}
+
+/// An object's state with what it implies: the host copy lives inside the states where it is
+/// valid. Changed only by the transitions below.
+#[derive(Debug, Default)]
+pub(crate) enum Lifecycle {
+    /// No value anywhere (a GPU-only object never written).
+    #[default]
+    Empty,
+    /// Only the host copy is valid; not resident.
+    HostValid(Vec<Complex64>),
+    /// Resident, and the host copy holds the device copy's values.
+    Consistent(Vec<Complex64>),
+    /// Resident, and the device copy is the only valid one.
+    DeviceDirty,
+}
+
+impl Lifecycle {
+    /// `Registered`: a host-backed object holding `host`.
+    pub(crate) fn registered(host: Vec<Complex64>, log: &mut TransitionLog) -> Self {
+        log.record_taken(None, Transition::Registered, Some(State::HostValid));
+        Lifecycle::HostValid(host)
+    }
+
+    /// `Created`: a GPU-only object with no value.
+    pub(crate) fn created(log: &mut TransitionLog) -> Self {
+        log.record_taken(None, Transition::Created, Some(State::Empty));
+        Lifecycle::Empty
+    }
+
+    /// The data-less view of the state.
+    pub(crate) fn kind(&self) -> State {
+        match self {
+            Lifecycle::Empty => State::Empty,
+            Lifecycle::HostValid(_) => State::HostValid,
+            Lifecycle::Consistent(_) => State::Consistent,
+            Lifecycle::DeviceDirty => State::DeviceDirty,
+        }
+    }
+
+    /// The host copy, in the states where it is valid.
+    pub(crate) fn host(&self) -> Option<&[Complex64]> {
+        match self {
+            Lifecycle::HostValid(h) | Lifecycle::Consistent(h) => Some(h),
+            Lifecycle::Empty | Lifecycle::DeviceDirty => None,
+        }
+    }
+
+    /// Takes transition `t`: checks it against the table, then lets `apply` build the next
+    /// state from the current one (handing the current one back if it does not apply, which
+    /// the table should have ruled out). A refusal leaves the object unchanged.
+    fn step<T>(
+        &mut self,
+        t: Transition,
+        log: &mut TransitionLog,
+        apply: impl FnOnce(Lifecycle) -> Result<(Lifecycle, T), Lifecycle>,
+    ) -> Result<T, IllegalTransition> {
+        let from = Some(self.kind());
+        let refuse = |log: &mut TransitionLog| {
+            log.record_refused(from, t);
+            IllegalTransition {
+                from,
+                transition: t,
+            }
+        };
+        if !t.is_legal_from(from) {
+            return Err(refuse(log));
+        }
+        match apply(std::mem::take(self)) {
+            Ok((next, out)) => {
+                log.record_taken(from, t, Some(next.kind()));
+                *self = next;
+                Ok(out)
+            }
+            Err(unchanged) => {
+                *self = unchanged;
+                Err(refuse(log))
+            }
+        }
+    }
+
+    /// `CopiedIn` (from `HostValid`): the device copy now holds the host copy's values.
+    pub(crate) fn copied_in(&mut self, log: &mut TransitionLog) -> Result<(), IllegalTransition> {
+        self.step(Transition::CopiedIn, log, |s| match s {
+            Lifecycle::HostValid(h) => Ok((Lifecycle::Consistent(h), ())),
+            other => Err(other),
+        })
+    }
+
+    /// `WrittenOnDevice` (from any state): the device copy becomes the only valid one. Returns
+    /// the host copy it held, if any (the value a failed launch rolls back to).
+    pub(crate) fn written_on_device(
+        &mut self,
+        log: &mut TransitionLog,
+    ) -> Result<Option<Vec<Complex64>>, IllegalTransition> {
+        self.step(Transition::WrittenOnDevice, log, |s| match s {
+            Lifecycle::HostValid(h) | Lifecycle::Consistent(h) => {
+                Ok((Lifecycle::DeviceDirty, Some(h)))
+            }
+            Lifecycle::Empty | Lifecycle::DeviceDirty => Ok((Lifecycle::DeviceDirty, None)),
+        })
+    }
+
+    /// `Synced` (from `DeviceDirty`): `host`, read from the device copy, is the host copy.
+    pub(crate) fn synced(
+        &mut self,
+        host: Vec<Complex64>,
+        log: &mut TransitionLog,
+    ) -> Result<(), IllegalTransition> {
+        self.device_read(Transition::Synced, host, log)
+    }
+
+    /// `WrittenBack` (from `DeviceDirty`): as `Synced`, forced by an eviction.
+    pub(crate) fn written_back(
+        &mut self,
+        host: Vec<Complex64>,
+        log: &mut TransitionLog,
+    ) -> Result<(), IllegalTransition> {
+        self.device_read(Transition::WrittenBack, host, log)
+    }
+
+    /// `Synced` or `WrittenBack`.
+    fn device_read(
+        &mut self,
+        t: Transition,
+        host: Vec<Complex64>,
+        log: &mut TransitionLog,
+    ) -> Result<(), IllegalTransition> {
+        self.step(t, log, |s| match s {
+            Lifecycle::DeviceDirty => Ok((Lifecycle::Consistent(host), ())),
+            other => Err(other),
+        })
+    }
+
+    /// `Evicted` (from `Consistent`): the device copy is dropped to make room.
+    pub(crate) fn evicted(&mut self, log: &mut TransitionLog) -> Result<(), IllegalTransition> {
+        self.device_dropped(Transition::Evicted, log)
+    }
+
+    /// `Uncached` (from `Consistent`): the device copy is dropped after a launch.
+    pub(crate) fn uncached(&mut self, log: &mut TransitionLog) -> Result<(), IllegalTransition> {
+        self.device_dropped(Transition::Uncached, log)
+    }
+
+    /// `Evicted` or `Uncached`.
+    fn device_dropped(
+        &mut self,
+        t: Transition,
+        log: &mut TransitionLog,
+    ) -> Result<(), IllegalTransition> {
+        self.step(t, log, |s| match s {
+            Lifecycle::Consistent(h) => Ok((Lifecycle::HostValid(h), ())),
+            other => Err(other),
+        })
+    }
+
+    /// `RolledBack` (from `DeviceDirty`): back to `previous`, the host copy the object had
+    /// before the failed launch wrote it, or to no value.
+    pub(crate) fn rolled_back(
+        &mut self,
+        previous: Option<Vec<Complex64>>,
+        log: &mut TransitionLog,
+    ) -> Result<(), IllegalTransition> {
+        self.step(Transition::RolledBack, log, |s| match s {
+            Lifecycle::DeviceDirty => {
+                Ok((previous.map_or(Lifecycle::Empty, Lifecycle::HostValid), ()))
+            }
+            other => Err(other),
+        })
+    }
+
+    /// `HostWritten` (from any state): `host` is the only valid copy.
+    pub(crate) fn host_written(
+        &mut self,
+        host: Vec<Complex64>,
+        log: &mut TransitionLog,
+    ) -> Result<(), IllegalTransition> {
+        self.step(Transition::HostWritten, log, |_| {
+            Ok((Lifecycle::HostValid(host), ()))
+        })
+    }
+
+    /// `Released` (from any state): the object is gone.
+    pub(crate) fn released(self, log: &mut TransitionLog) {
+        log.record_taken(Some(self.kind()), Transition::Released, None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An object in state `s`, with a distinct host copy where the state holds one.
+    fn in_state(s: State) -> Lifecycle {
+        let host = vec![Complex64::new(1.0, 2.0); 3];
+        match s {
+            State::Empty => Lifecycle::Empty,
+            State::HostValid => Lifecycle::HostValid(host),
+            State::Consistent => Lifecycle::Consistent(host),
+            State::DeviceDirty => Lifecycle::DeviceDirty,
+        }
+    }
+
+    const STATES: [State; 4] = [
+        State::Empty,
+        State::HostValid,
+        State::Consistent,
+        State::DeviceDirty,
+    ];
+
+    /// Applies a transition on an existing object (`Registered` and `Created` make one, so
+    /// they cannot be applied to one: the types refuse them). `Released` consumes the object;
+    /// it is reported as a move to `None`. `RolledBack` restores a host copy when `previous`.
+    fn apply(
+        l: &mut Lifecycle,
+        t: Transition,
+        previous: bool,
+        log: &mut TransitionLog,
+    ) -> Option<Result<Option<State>, IllegalTransition>> {
+        let data = || vec![Complex64::new(-1.0, 0.5); 3];
+        let r = match t {
+            Transition::Registered | Transition::Created => return None,
+            Transition::CopiedIn => l.copied_in(log),
+            Transition::WrittenOnDevice => l.written_on_device(log).map(|_| ()),
+            Transition::Synced => l.synced(data(), log),
+            Transition::WrittenBack => l.written_back(data(), log),
+            Transition::Evicted => l.evicted(log),
+            Transition::Uncached => l.uncached(log),
+            Transition::RolledBack => l.rolled_back(previous.then(data), log),
+            Transition::HostWritten => l.host_written(data(), log),
+            Transition::Released => {
+                std::mem::take(l).released(log);
+                return Some(Ok(None));
+            }
+        };
+        Some(r.map(|()| Some(l.kind())))
+    }
+
+    #[test]
+    fn every_transition_from_every_state_follows_the_table() {
+        for from in STATES {
+            for t in Transition::ALL {
+                for previous in [false, true] {
+                    let mut log = TransitionLog::default();
+                    let mut l = in_state(from);
+                    let before_host = l.host().map(<[Complex64]>::to_vec);
+                    let Some(r) = apply(&mut l, t, previous, &mut log) else {
+                        assert!(!t.is_legal_from(Some(from)), "{t:?} from {from:?}");
+                        continue;
+                    };
+                    match r {
+                        Ok(to) => {
+                            assert!(
+                                t.targets(Some(from)).contains(&to),
+                                "{t:?} from {from:?} went to {to:?}"
+                            );
+                            let taken: Vec<_> = log.taken().collect();
+                            assert_eq!(taken, vec![(Some(from), t, to, 1)]);
+                            assert_eq!(log.refused_total(), 0);
+                        }
+                        Err(e) => {
+                            assert!(!t.is_legal_from(Some(from)), "{t:?} from {from:?}: {e}");
+                            assert_eq!(e.from, Some(from));
+                            assert_eq!(e.transition, t);
+                            // Refused: the object is exactly as it was.
+                            assert_eq!(l.kind(), from);
+                            assert_eq!(l.host().map(<[Complex64]>::to_vec), before_host);
+                            assert_eq!(log.taken().count(), 0);
+                            assert_eq!(log.refused().collect::<Vec<_>>(), vec![(Some(from), t, 1)]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn each_illegal_transition_is_refused() {
+        use State::{Consistent, DeviceDirty, Empty, HostValid};
+        let illegal = [
+            (
+                Transition::CopiedIn,
+                [Empty, Consistent, DeviceDirty].as_slice(),
+            ),
+            (Transition::Synced, &[Empty, HostValid, Consistent]),
+            (Transition::WrittenBack, &[Empty, HostValid, Consistent]),
+            (Transition::Evicted, &[Empty, HostValid, DeviceDirty]),
+            (Transition::Uncached, &[Empty, HostValid, DeviceDirty]),
+            (Transition::RolledBack, &[Empty, HostValid, Consistent]),
+        ];
+        let mut refusals = 0;
+        for (t, froms) in illegal {
+            for &from in froms {
+                let mut log = TransitionLog::default();
+                let mut l = in_state(from);
+                let r = apply(&mut l, t, true, &mut log);
+                assert!(
+                    matches!(r, Some(Err(IllegalTransition { from: Some(f), transition })) if f == from && transition == t),
+                    "{t:?} from {from:?}: {r:?}"
+                );
+                assert_eq!(l.kind(), from);
+                refusals += 1;
+            }
+        }
+        // Every cell marked ✗ between existing states, and no other, was tried.
+        let cells = STATES
+            .iter()
+            .flat_map(|&s| Transition::ALL.map(|t| (s, t)))
+            .filter(|&(s, t)| {
+                !t.is_legal_from(Some(s))
+                    && !matches!(t, Transition::Registered | Transition::Created)
+            })
+            .count();
+        assert_eq!(refusals, cells);
+    }
+
+    #[test]
+    fn written_on_device_hands_back_the_stale_host_copy() {
+        let mut log = TransitionLog::default();
+        let mut l = Lifecycle::registered(vec![Complex64::new(3.0, 0.0)], &mut log);
+        l.copied_in(&mut log).unwrap();
+        let previous = l.written_on_device(&mut log).unwrap();
+        assert_eq!(previous, Some(vec![Complex64::new(3.0, 0.0)]));
+        assert_eq!(l.host(), None);
+        l.rolled_back(previous, &mut log).unwrap();
+        assert_eq!(l.host(), Some([Complex64::new(3.0, 0.0)].as_slice()));
+        let mut g = Lifecycle::created(&mut log);
+        assert_eq!(g.written_on_device(&mut log).unwrap(), None);
+        g.rolled_back(None, &mut log).unwrap();
+        assert_eq!(g.kind(), State::Empty);
+        assert_eq!(log.count(Transition::RolledBack), 2);
+        assert_eq!(log.count(Transition::Registered), 1);
+        assert_eq!(log.count(Transition::Created), 1);
+    }
+
+    #[test]
+    fn a_refusal_is_an_internal_error() {
+        let mut log = TransitionLog::default();
+        let mut l = Lifecycle::DeviceDirty;
+        let e = Error::from(l.evicted(&mut log).unwrap_err());
+        assert!(
+            matches!(&e, Error::Internal(m) if m.contains("Evicted") && m.contains("DeviceDirty")),
+            "{e}"
+        );
+    }
+
+    /// Parses a state cell of the documented table.
+    fn parse_cell(cell: &str) -> Vec<Option<State>> {
+        if cell == "✗" {
+            return Vec::new();
+        }
+        cell.split('/')
+            .map(|s| match s.trim().trim_matches('`') {
+                "none" => None,
+                "Empty" => Some(State::Empty),
+                "HostValid" => Some(State::HostValid),
+                "Consistent" => Some(State::Consistent),
+                "DeviceDirty" => Some(State::DeviceDirty),
+                other => panic!("unknown state {other:?} in the table"),
+            })
+            .collect()
+    }
+
+    /// The table in the module documentation is the one the code follows.
+    #[test]
+    fn the_documented_table_is_the_table() {
+        let source = include_str!("lifecycle.rs");
+        let rows: Vec<Vec<&str>> = source
+            .lines()
+            .filter_map(|l| l.strip_prefix("//! | `"))
+            .map(|l| {
+                let l = l.trim_end().trim_end_matches('|');
+                l.split('|').map(str::trim).collect()
+            })
+            .collect();
+        assert_eq!(rows.len(), Transition::ALL.len(), "one row per transition");
+        for (row, t) in rows.iter().zip(Transition::ALL) {
+            assert_eq!(row[0].trim_end_matches('`'), format!("{t:?}"));
+            assert_eq!(row.len(), 1 + SLOTS.len(), "{t:?}: {row:?}");
+            for (cell, from) in row[1..].iter().zip(SLOTS) {
+                assert_eq!(
+                    parse_cell(cell),
+                    t.targets(from).to_vec(),
+                    "{t:?} from {from:?}: the table says {cell}"
+                );
+            }
+        }
+    }
+}
