@@ -2,7 +2,7 @@
 
 use memhc_core::ObjectId;
 
-use crate::mapping::Term;
+use crate::term::Term;
 
 /// Which operand of a contraction an error is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -47,6 +47,7 @@ pub mod mapping;
 pub mod node;
 pub mod reference;
 pub mod rowmajor;
+mod term;
 pub mod trace;
 pub mod view;
 

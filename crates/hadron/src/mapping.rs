@@ -14,23 +14,7 @@ use std::collections::HashSet;
 
 use crate::error::{HadronError, Operand, Result};
 
-/// One term: `out[out] += A[a] · B[b]`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Term {
-    /// Output spin.
-    pub out: usize,
-    /// Spin of A.
-    pub a: usize,
-    /// Spin of B.
-    pub b: usize,
-}
-
-impl Term {
-    /// The term `out[out] += A[a] · B[b]`.
-    pub fn new(out: usize, a: usize, b: usize) -> Self {
-        Term { out, a, b }
-    }
-}
+pub use crate::term::Term;
 
 /// A validated spin mapping. See the [module documentation](self).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -6,7 +6,7 @@
 
 pub use memhc_backend::{BackendError, BackendOp};
 
-use crate::object::ObjectId;
+use memhc_policy::ObjectId;
 
 /// An error reported by the [`Runtime`](crate::Runtime).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

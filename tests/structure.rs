@@ -1,0 +1,278 @@
+//! The house rules of the workspace's source tree, checked on every test run:
+//!
+//! * no source file holds more than [`MAX_LINES`] lines before its `#[cfg(test)]` tests;
+//! * no import cycles between files: within each crate, the graph whose edges are the `use`
+//!   declarations of one file naming an item of another (`crate::`, `super::` and `self::`
+//!   paths, resolved to the file of the deepest module they name) has no cycle. A module's
+//!   `use` of its own submodules (its re-exports) is not an edge: a parent owns its children,
+//!   and a child may use its parent.
+//!
+//! Only the standard library is used, so this runs wherever the workspace builds.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: unwrap what must succeed
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The most lines a source file may hold before its tests.
+const MAX_LINES: usize = 600;
+
+/// One source file of a crate: its path and its module path inside the crate.
+struct SourceFile {
+    path: PathBuf,
+    module: Vec<String>,
+    text: String,
+}
+
+/// The library source roots of the workspace (each a `src` directory with a `lib.rs`).
+fn crate_roots() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut roots = vec![root.join("src"), root.join("synth/src")];
+    for entry in fs::read_dir(root.join("crates")).unwrap() {
+        let src = entry.unwrap().path().join("src");
+        if src.join("lib.rs").is_file() {
+            roots.push(src);
+        }
+    }
+    roots.sort();
+    roots
+}
+
+/// Every `.rs` file under `dir`, recursively.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The files of the library rooted at `src` (binaries' `main.rs` are roots of another crate
+/// and are left out), with their module paths.
+fn sources(src: &Path) -> Vec<SourceFile> {
+    let mut paths = Vec::new();
+    rust_files(src, &mut paths);
+    paths.sort();
+    paths
+        .into_iter()
+        .filter(|p| p.file_name().is_some_and(|n| n != "main.rs"))
+        .map(|path| {
+            let rel = path.strip_prefix(src).unwrap().with_extension("");
+            let mut module: Vec<String> = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            if module.last().is_some_and(|l| l == "lib" || l == "mod") {
+                module.pop();
+            }
+            let text = fs::read_to_string(&path).unwrap();
+            SourceFile { path, module, text }
+        })
+        .collect()
+}
+
+/// The text of a file before its first `#[cfg(test)]` line.
+fn before_tests(text: &str) -> &str {
+    text.find("\n#[cfg(test)]").map_or(text, |i| &text[..i])
+}
+
+/// The paths a `use` tree names, with braces expanded: `a::{b, c::{d, e}}` gives `a::b`,
+/// `a::c::d` and `a::c::e`.
+fn expand(tree: &str) -> Vec<String> {
+    let tree = tree.trim();
+    let (Some(open), Some(close)) = (tree.find('{'), tree.rfind('}')) else {
+        return vec![tree.to_owned()];
+    };
+    let prefix = &tree[..open];
+    let inner = &tree[open + 1..close];
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&inner[start..]);
+    parts
+        .into_iter()
+        .filter(|p| !p.trim().is_empty())
+        .flat_map(|p| expand(p).into_iter().map(|s| format!("{prefix}{s}")))
+        .collect()
+}
+
+/// `text` with whitespace collapsed, and none around `::`, braces and commas.
+fn normalise(text: &str) -> String {
+    let mut s = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    for p in ["::", "{", "}", ","] {
+        s = s.replace(&format!(" {p}"), p).replace(&format!("{p} "), p);
+    }
+    s
+}
+
+/// The `use` declarations of `text` (before its tests), as expanded paths.
+fn use_paths(text: &str) -> Vec<String> {
+    let text = before_tests(text);
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("use ") {
+        let at_line_start = rest[..i]
+            .rsplit('\n')
+            .next()
+            .is_some_and(|l| l.trim().is_empty() || l.trim_start().starts_with("pub"));
+        let decl = &rest[i + 4..];
+        let end = decl.find(';').unwrap_or(decl.len());
+        if at_line_start {
+            out.extend(expand(&normalise(&decl[..end])));
+        }
+        rest = &decl[end..];
+    }
+    out
+}
+
+/// The module path a `use` path names, resolved from the module `from`, if it is a path into
+/// the same crate (`crate::`, `self::`, `super::`).
+fn target(path: &str, from: &[String]) -> Option<Vec<String>> {
+    let mut segs = path.split("::").map(str::to_owned);
+    let mut base: Vec<String> = match segs.next()?.as_str() {
+        "crate" => Vec::new(),
+        "self" => from.to_vec(),
+        "super" => from[..from.len().checked_sub(1)?].to_vec(),
+        _ => return None,
+    };
+    for s in segs {
+        match s.as_str() {
+            "super" => {
+                base.pop();
+            }
+            _ => base.push(s.split(" as ").next().unwrap_or(&s).to_owned()),
+        }
+    }
+    Some(base)
+}
+
+#[test]
+fn no_source_file_is_longer_than_the_limit_before_its_tests() {
+    let mut long = Vec::new();
+    for src in crate_roots() {
+        for f in sources(&src) {
+            let lines = before_tests(&f.text).lines().count();
+            if lines > MAX_LINES {
+                long.push(format!("{} ({lines} lines)", f.path.display()));
+            }
+        }
+    }
+    assert!(long.is_empty(), "over {MAX_LINES} lines: {long:#?}");
+}
+
+#[test]
+fn no_import_cycles_between_files() {
+    let mut cycles = Vec::new();
+    for src in crate_roots() {
+        let files = sources(&src);
+        let by_module: BTreeMap<&[String], usize> = files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.module.as_slice(), i))
+            .collect();
+        let mut edges: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); files.len()];
+        for (i, f) in files.iter().enumerate() {
+            for path in use_paths(&f.text) {
+                let Some(mut module) = target(&path, &f.module) else {
+                    continue;
+                };
+                // The deepest module of the path that is a file of this crate.
+                let j = loop {
+                    if let Some(&j) = by_module.get(module.as_slice()) {
+                        break j;
+                    }
+                    if module.pop().is_none() {
+                        unreachable!("the crate root is always a file");
+                    }
+                };
+                let descendant = files[j].module.starts_with(&f.module);
+                if j != i && !descendant {
+                    edges[i].insert(j);
+                }
+            }
+        }
+        // A cycle exists iff a depth-first search meets a file still on its stack.
+        let mut state = vec![0u8; files.len()]; // 0 new, 1 on the stack, 2 done
+        fn visit(
+            i: usize,
+            edges: &[BTreeSet<usize>],
+            state: &mut [u8],
+            stack: &mut Vec<usize>,
+            found: &mut Vec<Vec<usize>>,
+        ) {
+            state[i] = 1;
+            stack.push(i);
+            for &j in &edges[i] {
+                match state[j] {
+                    0 => visit(j, edges, state, stack, found),
+                    1 => {
+                        let at = stack.iter().position(|&k| k == j).unwrap_or(0);
+                        found.push(stack[at..].to_vec());
+                    }
+                    _ => {}
+                }
+            }
+            stack.pop();
+            state[i] = 2;
+        }
+        let mut found = Vec::new();
+        for i in 0..files.len() {
+            if state[i] == 0 {
+                visit(i, &edges, &mut state, &mut Vec::new(), &mut found);
+            }
+        }
+        for cycle in found {
+            let names: Vec<String> = cycle
+                .iter()
+                .map(|&k| {
+                    files[k]
+                        .path
+                        .strip_prefix(&src)
+                        .unwrap()
+                        .display()
+                        .to_string()
+                })
+                .collect();
+            cycles.push(format!("{}: {}", src.display(), names.join(" -> ")));
+        }
+    }
+    assert!(cycles.is_empty(), "import cycles: {cycles:#?}");
+}
+
+#[test]
+fn the_use_parser_expands_nested_braces_and_resolves_relative_paths() {
+    let paths = use_paths("use crate::a::{b, c::{d, e as f}};\npub use super::g;\nlet use_x = 1;");
+    assert_eq!(
+        paths,
+        [
+            "crate::a::b",
+            "crate::a::c::d",
+            "crate::a::c::e as f",
+            "super::g"
+        ]
+    );
+    let here = vec!["x".to_owned(), "y".to_owned()];
+    assert_eq!(
+        target("super::g", &here),
+        Some(vec!["x".to_owned(), "g".to_owned()])
+    );
+    assert_eq!(
+        target("crate::a::b", &here),
+        Some(vec!["a".to_owned(), "b".to_owned()])
+    );
+    assert_eq!(target("std::fmt", &here), None);
+}
