@@ -1,5 +1,6 @@
 //! One measured run: the parameters of its point, the policy and mode, and the metrics under
-//! the names of DESIGN.md section 9. JSON and CSV files hold one record per run, flat.
+//! the names in `docs/architecture.md` ("Workloads and metrics"). JSON and CSV files hold one
+//! record per run, flat.
 
 use serde::Serialize;
 

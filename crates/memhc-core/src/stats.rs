@@ -1,4 +1,5 @@
-//! The runtime's statistics, under the metric names of DESIGN.md section 9.
+//! The runtime's statistics, under the metric names reports use (`docs/architecture.md`,
+//! "Workloads and metrics").
 //!
 //! Cache events (hits, misses, pool reuses, evictions, write-backs) are counted by the runtime;
 //! device traffic (allocations, bytes copied, peak bytes, flops) by the

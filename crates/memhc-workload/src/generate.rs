@@ -1,4 +1,5 @@
-//! The generator (DESIGN.md section 8, after the MemHC paper's section 6.1).
+//! The generator (the MemHC paper's section 6.1, made precise in `docs/architecture.md`,
+//! "Workloads and metrics").
 //!
 //! A run is `vectors` vectors of `vector_size` contractions. Contraction `i` of a vector pairs
 //! slot `i` of its left input list with slot `i` of its right list (meson4x4 mapping) and

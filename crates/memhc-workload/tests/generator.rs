@@ -1,4 +1,4 @@
-//! The generator's promises (DESIGN.md section 8): the repeated share of every vector is exact,
+//! The generator's promises (`docs/architecture.md`, "Workloads and metrics"): the repeated share of every vector is exact,
 //! no node appears twice in one vector, a seed reproduces a run, r = 0 and r = 1 are valid, and
 //! the workload it makes is consistent.
 
