@@ -1,6 +1,6 @@
-//! The generator's promises (`docs/architecture.md`, "Workloads and metrics"): the repeated share of every vector is exact,
-//! no node appears twice in one vector, a seed reproduces a run, r = 0 and r = 1 are valid, and
-//! the workload it makes is consistent.
+//! The generator's promises (`docs/architecture.md`, "Workloads and metrics"): the repeated
+//! share of every vector is exact, no node appears twice in one vector, a seed reproduces a
+//! run, r = 0 and r = 1 are valid, and the workload it makes is consistent.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests unwrap what must succeed
 
