@@ -61,4 +61,34 @@ impl Ledger {
         let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
         *used -= bytes;
     }
+
+    /// Takes `bytes` as a [`Reservation`] that gives them back when dropped: what a buffer
+    /// holds, so that its bytes return to the ledger however the buffer goes.
+    pub fn take(self: &Arc<Self>, bytes: usize) -> Result<Reservation, BackendError> {
+        self.reserve(bytes)?;
+        Ok(Reservation {
+            ledger: Arc::clone(self),
+            bytes,
+        })
+    }
+}
+
+/// Bytes taken from a [`Ledger`] by [`Ledger::take`], given back when dropped.
+#[derive(Debug)]
+pub struct Reservation {
+    ledger: Arc<Ledger>,
+    bytes: usize,
+}
+
+impl Reservation {
+    /// The bytes held.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        self.ledger.release(self.bytes);
+    }
 }

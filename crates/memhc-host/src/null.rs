@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use memhc_backend::gemm::{
     GeamShape, GemmItem, GemmShape, StridedBatch, validate_batched, validate_geam, validate_strided,
 };
-use memhc_backend::ledger::Ledger;
+use memhc_backend::ledger::{Ledger, Reservation};
 use memhc_backend::{
     Backend, DeviceMemory, HostMemory, Location, MemInfo, check_range, not_managed,
 };
@@ -28,25 +28,19 @@ use memhc_backend::{BackendError, BackendOp};
 #[derive(Debug)]
 pub struct NullBuffer {
     handle: u64,
-    bytes: usize,
-    ledger: Arc<Ledger>,
+    /// The bytes it holds of the backend's capacity, given back when it is dropped.
+    reservation: Reservation,
     /// Allocated by [`Backend::alloc_managed`].
     managed: bool,
 }
 
 impl DeviceMemory for NullBuffer {
     fn bytes(&self) -> usize {
-        self.bytes
+        self.reservation.bytes()
     }
 
     fn handle(&self) -> u64 {
         self.handle
-    }
-}
-
-impl Drop for NullBuffer {
-    fn drop(&mut self) {
-        self.ledger.release(self.bytes);
     }
 }
 
@@ -106,14 +100,13 @@ impl NullBackend {
                 "zero-byte allocation",
             ));
         }
-        self.ledger.reserve(bytes)?;
+        let reservation = self.ledger.take(bytes)?;
         let handle = self
             .next_handle
             .fetch_add((bytes as u64).next_multiple_of(256), Ordering::Relaxed);
         Ok(NullBuffer {
             handle,
-            bytes,
-            ledger: Arc::clone(&self.ledger),
+            reservation,
             managed,
         })
     }
@@ -190,7 +183,7 @@ impl Backend for NullBackend {
         dst: &NullBuffer,
         dst_offset: usize,
     ) -> Result<(), BackendError> {
-        Self::check_range(BackendOp::CopyH2D, dst.bytes, dst_offset, src.len())
+        Self::check_range(BackendOp::CopyH2D, dst.bytes(), dst_offset, src.len())
     }
 
     fn alloc_host(&self, bytes: usize) -> Result<NullHostBuffer, BackendError> {
@@ -212,8 +205,8 @@ impl Backend for NullBackend {
         dst_offset: usize,
         len: usize,
     ) -> Result<(), BackendError> {
-        Self::check_range(BackendOp::CopyD2H, src.bytes, src_offset, len)?;
-        Self::check_range(BackendOp::CopyD2H, dst.bytes, dst_offset, len)
+        Self::check_range(BackendOp::CopyD2H, src.bytes(), src_offset, len)?;
+        Self::check_range(BackendOp::CopyD2H, dst.bytes(), dst_offset, len)
     }
 
     fn copy_d2h(
@@ -223,7 +216,7 @@ impl Backend for NullBackend {
         src_offset: usize,
         dst: &mut [u8],
     ) -> Result<(), BackendError> {
-        Self::check_range(BackendOp::CopyD2H, src.bytes, src_offset, dst.len())?;
+        Self::check_range(BackendOp::CopyD2H, src.bytes(), src_offset, dst.len())?;
         dst.fill(0);
         Ok(())
     }
@@ -270,7 +263,7 @@ impl Backend for NullBackend {
         src: &[u8],
     ) -> Result<(), BackendError> {
         Self::require_managed(BackendOp::CopyH2D, dst)?;
-        Self::check_range(BackendOp::CopyH2D, dst.bytes, dst_offset, src.len())
+        Self::check_range(BackendOp::CopyH2D, dst.bytes(), dst_offset, src.len())
     }
 
     fn managed_read(
@@ -280,7 +273,7 @@ impl Backend for NullBackend {
         dst: &mut [u8],
     ) -> Result<(), BackendError> {
         Self::require_managed(BackendOp::CopyD2H, src)?;
-        Self::check_range(BackendOp::CopyD2H, src.bytes, src_offset, dst.len())?;
+        Self::check_range(BackendOp::CopyD2H, src.bytes(), src_offset, dst.len())?;
         dst.fill(0);
         Ok(())
     }

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use num_complex::Complex64;
 
-use memhc_backend::ledger::Ledger;
+use memhc_backend::ledger::Reservation;
 use memhc_backend::{BackendError, BackendOp, DeviceMemory, HostMemory, check_range};
 
 /// The storage of one host "device" allocation, shared with the jobs that use it.
@@ -22,26 +22,20 @@ pub(crate) struct Cell {
 #[derive(Debug)]
 pub struct HostBuffer {
     pub(super) handle: u64,
-    pub(super) bytes: usize,
+    /// The bytes it holds of the backend's capacity, given back when it is dropped.
+    pub(super) reservation: Reservation,
     pub(super) cell: Arc<Cell>,
-    pub(super) ledger: Arc<Ledger>,
     /// Allocated by [`Backend::alloc_managed`]: the host may read and write it in place.
     pub(super) managed: bool,
 }
 
 impl DeviceMemory for HostBuffer {
     fn bytes(&self) -> usize {
-        self.bytes
+        self.reservation.bytes()
     }
 
     fn handle(&self) -> u64 {
         self.handle
-    }
-}
-
-impl Drop for HostBuffer {
-    fn drop(&mut self) {
-        self.ledger.release(self.bytes);
     }
 }
 

@@ -131,7 +131,7 @@ impl HostBackend {
                 "zero-byte allocation",
             ));
         }
-        self.ledger.reserve(bytes)?;
+        let reservation = self.ledger.take(bytes)?;
         let fill = if self.poison {
             Complex64::new(f64::NAN, f64::NAN)
         } else {
@@ -144,12 +144,11 @@ impl HostBackend {
         );
         Ok(HostBuffer {
             handle,
-            bytes,
+            reservation,
             cell: Arc::new(Cell {
                 data: RwLock::new(data),
                 pending: AtomicUsize::new(0),
             }),
-            ledger: Arc::clone(&self.ledger),
             managed,
         })
     }
@@ -212,7 +211,7 @@ fn check_copy_range(
     check_range(
         op,
         format_args!("buffer {:#x}", buffer.handle),
-        buffer.bytes,
+        buffer.reservation.bytes(),
         offset,
         len,
     )
