@@ -38,7 +38,6 @@
 
 pub mod fault;
 pub mod gemm;
-pub mod gpu;
 pub mod host;
 pub mod instrumented;
 pub mod ledger;
