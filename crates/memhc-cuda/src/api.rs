@@ -102,6 +102,10 @@ impl DeviceApi for Cuda {
         Ok(Cuda { ctx, info })
     }
 
+    fn device_name(&self) -> &str {
+        &self.info.name
+    }
+
     fn describe(&self, budget: usize) -> String {
         let i = &self.info;
         format!(

@@ -83,6 +83,9 @@ pub trait DeviceApi: Send + Sync + fmt::Debug + Sized + 'static {
     /// [`BackendError::Unavailable`] with a one-line reason; never a panic.
     fn open(device: usize) -> Result<Self, BackendError>;
 
+    /// The device's name (`"NVIDIA H100 80GB HBM3"`, say).
+    fn device_name(&self) -> &str;
+
     /// The one-line description [`Backend::name`](memhc_core::Backend::name) reports: the
     /// device, the libraries, and the backend's `budget` in bytes.
     fn describe(&self, budget: usize) -> String;

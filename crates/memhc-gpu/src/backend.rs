@@ -71,6 +71,11 @@ impl<D: DeviceApi> GpuBackend<D> {
         &self.api
     }
 
+    /// The device's name, as the driver reports it.
+    pub fn device_name(&self) -> &str {
+        self.api.device_name()
+    }
+
     /// The options the backend was opened with.
     pub fn options(&self) -> &GpuOptions {
         &self.options

@@ -34,14 +34,23 @@
 //!    sees it, stages copies, builds and uploads pointer tables, fences staging buffers with
 //!    events, and keeps one BLAS handle per stream.
 //!
-//! `CudaBackend` is `GpuBackend<Cuda>` and `HipBackend` is `GpuBackend<Hip>`: one set of
+//! A driver crate is then little more than
+//!
+//! ```ignore
+//! pub struct Cuda { /* the device's context, what was found when it opened */ }
+//! impl memhc_gpu::DeviceApi for Cuda { /* one checked call per method */ }
+//! pub type CudaBackend = memhc_gpu::GpuBackend<Cuda>;
+//! ```
+//!
+//! so `CudaBackend` is `GpuBackend<Cuda>` and `HipBackend` is `GpuBackend<Hip>`: one set of
 //! constructors ([`GpuBackend::new`], [`GpuBackend::with_budget`],
 //! [`GpuBackend::with_options`] with a [`GpuOptions`]), one behaviour, one set of tests.
 //!
 //! ## The trait
 //!
-//! [`DeviceApi`] is shaped after the CUDA driver API, which HIP mirrors: `malloc` and `free`,
-//! `host_alloc` for page-locked memory, `copy_h2d_async` and `copy_d2h_async` between the two
+//! [`DeviceApi`] is shaped after the CUDA driver API, which HIP mirrors: `open` (probe, then
+//! open one device), `device_name`, `describe` (the line `name()` reports) and
+//! `mem_get_info`, `malloc` and `free`, `host_alloc` for page-locked memory, `copy_h2d_async` and `copy_d2h_async` between the two
 //! on a stream, streams and events (record, wait, query, synchronise), a BLAS handle bound to a
 //! stream, pointer-array and strided batched ZGEMM, ZGEAM, and optional managed memory
 //! (allocate, advise read-mostly, prefetch, host access in place), whose provided methods say

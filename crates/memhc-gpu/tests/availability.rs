@@ -31,6 +31,7 @@ fn an_absent_device_is_a_one_line_unavailable_error() {
 fn a_present_device_opens_and_says_what_it_is() {
     let b = GpuBackend::<Fake>::new().unwrap();
     assert!(b.name().starts_with("fake device"), "{}", b.name());
+    assert_eq!(b.device_name(), "fake device");
     assert_eq!(b.mem_info().unwrap().total, b.budget());
     let b = GpuBackend::<Fake>::with_budget(1 << 30).unwrap();
     assert_eq!(b.budget(), 1 << 30);

@@ -146,6 +146,10 @@ impl DeviceApi for Hip {
         })
     }
 
+    fn device_name(&self) -> &str {
+        &self.name
+    }
+
     fn describe(&self, budget: usize) -> String {
         format!(
             "AMD {} (HIP device {} of {}; HIP runtime {} from {}; rocBLAS {} from {}; \

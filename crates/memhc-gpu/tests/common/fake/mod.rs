@@ -306,6 +306,10 @@ impl DeviceApi for Fake {
         }
     }
 
+    fn device_name(&self) -> &str {
+        "fake device"
+    }
+
     fn describe(&self, budget: usize) -> String {
         format!(
             "fake device ({:?}, budget {budget} bytes)",
