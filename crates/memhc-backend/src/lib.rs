@@ -44,7 +44,6 @@ pub mod adaptor;
 pub mod error;
 pub mod fault;
 pub mod gemm;
-pub mod gpu;
 pub mod instrumented;
 pub mod ledger;
 
@@ -99,7 +98,7 @@ pub enum Location {
 /// matrices in batches, asynchronously on streams.
 ///
 /// See the [module documentation](self) for the execution model every implementation follows,
-/// and [`conformance`](crate::conformance) for the suite every implementation must pass.
+/// and the conformance suite of `memhc-testkit` for the suite every implementation must pass.
 pub trait Backend {
     /// One device allocation.
     type Buffer: DeviceMemory;

@@ -5,13 +5,16 @@
 //! Call [`crate::probe::cublas`] before any of these: cudarc panics on a missing library.
 
 use std::ffi::{c_int, c_longlong};
+use std::sync::Arc;
 
 use cudarc::cublas::result::{self, CublasError};
 use cudarc::cublas::sys::{self, cuDoubleComplex, cublasHandle_t, cublasOperation_t};
 use cudarc::driver::sys::CUstream;
-use memhc_core::backend::gemm::Op;
-use memhc_core::{BackendError, BackendOp, Complex64};
+use memhc_backend::gemm::Op;
+use memhc_backend::{BackendError, BackendOp};
+use num_complex::Complex64;
 
+use crate::context::Context;
 use crate::driver::DevicePtr;
 
 fn fail(call: &'static str, e: CublasError) -> BackendError {
@@ -34,7 +37,7 @@ fn scalar(z: Complex64) -> cuDoubleComplex {
 }
 
 /// A size as cuBLAS's 32-bit `int`, or a clear error.
-pub fn int(what: &str, v: usize) -> Result<c_int, BackendError> {
+pub(crate) fn int(what: &str, v: usize) -> Result<c_int, BackendError> {
     c_int::try_from(v).map_err(|_| {
         BackendError::invalid(
             BackendOp::Gemm,
@@ -44,7 +47,7 @@ pub fn int(what: &str, v: usize) -> Result<c_int, BackendError> {
 }
 
 /// A stride as cuBLAS's `long long`, in elements.
-pub fn long(what: &str, v: usize) -> Result<c_longlong, BackendError> {
+pub(crate) fn long(what: &str, v: usize) -> Result<c_longlong, BackendError> {
     c_longlong::try_from(v).map_err(|_| {
         BackendError::invalid(
             BackendOp::Gemm,
@@ -53,33 +56,41 @@ pub fn long(what: &str, v: usize) -> Result<c_longlong, BackendError> {
     })
 }
 
-/// A cuBLAS handle, bound to one stream for its whole life. Owned by that stream.
+/// A cuBLAS handle, bound to one stream for its whole life, destroyed on drop (before the
+/// stream). Owned by that stream, which serialises the calls on it behind a lock.
 #[derive(Debug)]
-pub struct Handle(cublasHandle_t);
+pub struct CublasHandle {
+    raw: cublasHandle_t,
+    ctx: Arc<Context>,
+}
 
-// SAFETY: a cuBLAS handle may be used from any thread; its owner (one stream) serialises the
-// calls on it behind a mutex.
-unsafe impl Send for Handle {}
+// SAFETY: a cuBLAS handle may be used from any thread, one at a time; its owner (one stream)
+// serialises the calls on it behind a mutex. Not `Sync`.
+unsafe impl Send for CublasHandle {}
 
-impl Handle {
-    /// Creates a handle in the current context and binds it to `stream`. The pointer mode
-    /// stays the default (scalars on the host).
+impl CublasHandle {
+    /// Creates a handle in `ctx` and binds it to `stream`. The pointer mode stays the default
+    /// (scalars on the host).
     ///
     /// # Safety
-    /// `stream` is live and outlives the handle; the stream's context is current.
-    pub unsafe fn new(stream: CUstream) -> Result<Self, BackendError> {
+    /// `stream` is a live stream of `ctx` that outlives the handle.
+    pub(crate) unsafe fn new(ctx: &Arc<Context>, stream: CUstream) -> Result<Self, BackendError> {
+        ctx.bind()?;
         let h = result::create_handle().map_err(|e| fail("cublasCreate", e))?;
-        let handle = Handle(h);
+        let handle = CublasHandle {
+            raw: h,
+            ctx: Arc::clone(ctx),
+        };
         // SAFETY: `h` was just created; the caller keeps `stream` alive.
         unsafe { result::set_stream(h, stream.cast()) }.map_err(|e| fail("cublasSetStream", e))?;
         Ok(handle)
     }
 
     /// The library's version, as `10000 * major + 100 * minor + patch`.
-    pub fn version(&self) -> Result<i32, BackendError> {
+    pub(crate) fn version(&self) -> Result<i32, BackendError> {
         let mut v: c_int = 0;
         // SAFETY: the handle is live; cuBLAS writes one int.
-        unsafe { sys::cublasGetVersion_v2(self.0, &mut v) }
+        unsafe { sys::cublasGetVersion_v2(self.raw, &mut v) }
             .result()
             .map_err(|e| fail("cublasGetVersion", e))?;
         Ok(v)
@@ -93,7 +104,7 @@ impl Handle {
     /// the arrays and matrices stay allocated until the work completes; the handle's context
     /// is current.
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn zgemm_batched(
+    pub(crate) unsafe fn zgemm_batched(
         &self,
         ops: (Op, Op),
         (m, n, k): (c_int, c_int, c_int),
@@ -108,7 +119,7 @@ impl Handle {
         // SAFETY: the caller's contract; the scalars are read before the call returns.
         unsafe {
             sys::cublasZgemmBatched(
-                self.0,
+                self.raw,
                 op(ops.0),
                 op(ops.1),
                 m,
@@ -136,7 +147,7 @@ impl Handle {
     /// Every matrix of the batch lies inside a live allocation until the work completes; the
     /// handle's context is current.
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn zgemm_strided_batched(
+    pub(crate) unsafe fn zgemm_strided_batched(
         &self,
         ops: (Op, Op),
         (m, n, k): (c_int, c_int, c_int),
@@ -151,7 +162,7 @@ impl Handle {
         // SAFETY: the caller's contract; the scalars are read before the call returns.
         unsafe {
             sys::cublasZgemmStridedBatched(
-                self.0,
+                self.raw,
                 op(ops.0),
                 op(ops.1),
                 m,
@@ -181,7 +192,7 @@ impl Handle {
     /// The matrices lie inside live allocations until the work completes; C is disjoint from
     /// A and B or exactly one of them; the handle's context is current.
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn zgeam(
+    pub(crate) unsafe fn zgeam(
         &self,
         (m, n): (c_int, c_int),
         alpha: Complex64,
@@ -194,7 +205,7 @@ impl Handle {
         // SAFETY: the caller's contract; the scalars are read before the call returns.
         unsafe {
             sys::cublasZgeam(
-                self.0,
+                self.raw,
                 cublasOperation_t::CUBLAS_OP_N,
                 cublasOperation_t::CUBLAS_OP_N,
                 m,
@@ -214,10 +225,11 @@ impl Handle {
     }
 }
 
-impl Drop for Handle {
+impl Drop for CublasHandle {
     fn drop(&mut self) {
-        // SAFETY: the handle is destroyed once, by its owner, in its context (the owning
-        // stream binds it before dropping).
-        let _ = unsafe { result::destroy_handle(self.0) };
+        if self.ctx.bind().is_ok() {
+            // SAFETY: the handle is destroyed once, in its context, before its stream.
+            let _ = unsafe { result::destroy_handle(self.raw) };
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! The device and its primary context, shared by everything the backend creates.
 
 use cudarc::driver::sys::{CUcontext, CUdevice};
-use memhc_core::BackendError;
+use memhc_backend::BackendError;
 
 use crate::driver;
 

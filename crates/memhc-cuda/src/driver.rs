@@ -10,7 +10,7 @@ use std::ffi::{CStr, c_int};
 
 use cudarc::driver::result::{self, DriverError};
 use cudarc::driver::sys::{self, CUcontext, CUdevice, CUevent, CUresult, CUstream};
-use memhc_core::BackendError;
+use memhc_backend::BackendError;
 
 /// A device address.
 pub type DevicePtr = sys::CUdeviceptr;

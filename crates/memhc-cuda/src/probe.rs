@@ -8,7 +8,30 @@
 
 use cudarc::{cublas, driver};
 use libloading::Library;
-use memhc_core::BackendError;
+use memhc_backend::BackendError;
+use memhc_gpu::{Probe, library_path};
+
+/// Loads the CUDA driver and cuBLAS (once per process), checks that every function this
+/// backend calls is there, starts the driver and counts the devices. Fails with a one-line
+/// [`BackendError::Unavailable`] naming what is missing: the driver, a device, cuBLAS, or a
+/// function (a library older than the CUDA 13 API in use). Never panics.
+pub fn probe() -> Result<Probe, BackendError> {
+    self::driver()?;
+    crate::driver::init()
+        .map_err(|e| BackendError::Unavailable(format!("the CUDA driver did not start: {e}")))?;
+    let devices = usize::try_from(crate::driver::device_count()?).unwrap_or(0);
+    if devices == 0 {
+        return Err(BackendError::Unavailable(
+            "the CUDA driver reports no device".into(),
+        ));
+    }
+    cublas()?;
+    Ok(Probe {
+        runtime_library: library_path("libcuda.so", "libcuda"),
+        blas_library: library_path("libcublas.so", "libcublas"),
+        devices,
+    })
+}
 
 /// Every driver function this crate calls, directly or through `cudarc::driver::result`.
 const DRIVER_SYMBOLS: &[&str] = &[
@@ -57,12 +80,12 @@ const CUBLAS_SYMBOLS: &[&str] = &[
 ];
 
 /// The library file names cudarc tries, in its order, for a library called `name`.
-pub fn candidates(name: &str) -> Vec<String> {
+fn candidates(name: &str) -> Vec<String> {
     cudarc::get_lib_name_candidates(name)
 }
 
 /// Checks that the driver library loads and has every symbol this crate calls.
-pub fn driver() -> Result<(), BackendError> {
+fn driver() -> Result<(), BackendError> {
     // SAFETY: loading the driver library runs its initialisers, which is what any CUDA
     // program does first; nothing of ours is touched.
     if !unsafe { driver::sys::is_culib_present() } {
@@ -78,7 +101,7 @@ pub fn driver() -> Result<(), BackendError> {
 }
 
 /// Checks that cuBLAS loads and has every symbol this crate calls.
-pub fn cublas() -> Result<(), BackendError> {
+fn cublas() -> Result<(), BackendError> {
     // SAFETY: as for the driver: loading cuBLAS runs only its own initialisers.
     if !unsafe { cublas::sys::is_culib_present() } {
         return Err(BackendError::Unavailable(format!(

@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use memhc_core::{Backend, BackendError};
-use memhc_cuda::{CudaBackend, CudaOptions};
+use memhc_cuda::{CudaBackend, GpuOptions};
 
 #[test]
 fn construction_says_why_it_cannot_open() {
@@ -15,7 +15,7 @@ fn construction_says_why_it_cannot_open() {
             println!("opened: {name}");
             assert!(name.starts_with("cuda: "), "{name}");
             assert!(name.contains("libcublas"), "{name}");
-            let info = backend.info();
+            let info = backend.api().info();
             assert!(backend.budget() < info.free_bytes && backend.budget() > 0);
             assert_eq!(backend.mem_info().unwrap().total, backend.budget());
         }
@@ -34,14 +34,26 @@ fn construction_says_why_it_cannot_open() {
 }
 
 #[test]
+fn the_probe_agrees_with_construction() {
+    match (memhc_cuda::probe(), CudaBackend::new()) {
+        (Ok(p), Ok(_)) => {
+            assert!(p.devices > 0);
+            assert!(p.blas_library.contains("libcublas"), "{p:?}");
+        }
+        (Err(BackendError::Unavailable(a)), Err(BackendError::Unavailable(b))) => {
+            assert_eq!(a, b, "the backend reports the probe's reason");
+            assert!(!a.contains('\n'));
+        }
+        (p, b) => panic!("probe {p:?} but construction {:?}", b.map(|b| b.name())),
+    }
+}
+
+#[test]
 fn every_constructor_fails_the_same_clear_way_or_checks_its_arguments() {
     let available = CudaBackend::new().is_ok();
     let zero = CudaBackend::with_budget(0);
     let huge = CudaBackend::with_budget(usize::MAX);
-    let absent = CudaBackend::with_options(CudaOptions {
-        device: 1 << 20,
-        budget: None,
-    });
+    let absent = CudaBackend::with_options(GpuOptions::default().device(1 << 20));
     for result in [zero, huge, absent] {
         match result {
             Err(BackendError::Unavailable(reason)) => {

@@ -9,7 +9,7 @@
 
 use std::ffi::{CStr, c_char, c_int, c_void};
 
-use memhc_core::BackendError;
+use memhc_backend::BackendError;
 use num_complex::Complex64;
 
 use crate::ffi::{

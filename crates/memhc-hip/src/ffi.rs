@@ -396,8 +396,8 @@ fn load_all() -> Result<Libraries, String> {
     let rocm_path = rocm_path.as_deref();
     let (hip, hip_opened) =
         load_table(&HIP, None, rocm_path, HipApi::load).map_err(|e| format!("HIP runtime: {e}"))?;
-    let hip_dir = memhc_core::backend::gpu::loaded_library(HIP.stem)
-        .and_then(|p| p.parent().map(Path::to_path_buf));
+    let hip_dir =
+        memhc_gpu::loaded_library(HIP.stem).and_then(|p| p.parent().map(Path::to_path_buf));
     let (blas, blas_opened) = load_table(&ROCBLAS, hip_dir.as_deref(), rocm_path, BlasApi::load)
         .map_err(|e| format!("rocBLAS: {e}"))?;
     Ok(Libraries {
@@ -496,8 +496,8 @@ mod tests {
     fn a_library_without_the_symbols_is_refused_without_panicking() {
         // Any library that loads but is not the HIP runtime: the C library every Rust
         // program on Linux already maps.
-        let Some(libc) = memhc_core::backend::gpu::loaded_library("libc.so")
-            .or_else(|| memhc_core::backend::gpu::loaded_library("libc-"))
+        let Some(libc) =
+            memhc_gpu::loaded_library("libc.so").or_else(|| memhc_gpu::loaded_library("libc-"))
         else {
             eprintln!("SKIPPED: no libc found in /proc/self/maps");
             return;

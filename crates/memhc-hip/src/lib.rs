@@ -1,50 +1,45 @@
 //! # memhc-hip
 //!
-//! The AMD backend of memhc: [`HipBackend`] implements [`memhc_core::Backend`] on the HIP
+//! The AMD backend of memhc: [`HipBackend`] implements [`memhc_backend::Backend`] on the HIP
 //! runtime (`libamdhip64`) and rocBLAS (`librocblas`), both opened at run time. Nothing of
 //! ROCm is needed to build this crate, and on a machine without ROCm or without an AMD GPU,
-//! [`HipBackend::new`] returns a one-line [`BackendError::Unavailable`](memhc_core::BackendError::Unavailable)
+//! [`HipBackend::new`] (and [`probe`]) returns a one-line [`BackendError::Unavailable`](memhc_backend::BackendError::Unavailable)
 //! naming what is missing; it never panics.
 //!
 //! ## What it does
 //!
+//! [`HipBackend`] is [`GpuBackend<Hip>`](memhc_gpu::GpuBackend): memhc-gpu implements the
+//! backend once, in safe code, over the [`DeviceApi`](memhc_gpu::DeviceApi) trait, for this
+//! crate and the NVIDIA one alike, and this crate supplies [`Hip`], that trait on HIP and
+//! rocBLAS. memhc-gpu's documentation describes what both share: the budget, copies staged per
+//! stream through page-locked memory in pieces of at most 32 MiB, pointer tables, fences, one
+//! BLAS handle per stream. On HIP that is:
+//!
 //! * **Memory**: synchronous `hipMalloc` / `hipFree` (not the stream-ordered allocator), under
-//!   a byte budget kept in a [`Ledger`](memhc_core::backend::ledger::Ledger): by default the
-//!   device's free memory less [`default_margin`](memhc_core::backend::gpu::default_margin)
-//!   (512 MiB or 1/32, for rocBLAS's workspace, pointer tables and the runtime's own use); set
-//!   it lower with [`HipBackend::with_budget`] or [`HipBackendBuilder::budget`]. An allocation
-//!   beyond the budget, and a real `hipErrorOutOfMemory`, are
-//!   [`OutOfMemory`](memhc_core::BackendError::OutOfMemory). `mem_info` reports the budget
-//!   (`free` = budget − allocated), which is what `Runtime::new` takes as its default budget;
-//!   [`HipBackend::device_mem_info`] reports the card's own numbers.
-//! * **Copies**: `copy_h2d` copies the caller's bytes into pinned staging memory
-//!   (`hipHostMalloc`, default flags: cached, not write-combined) in pieces of at most 32 MiB
-//!   and enqueues `hipMemcpyAsync`; the staging buffers belong to the stream, in a
-//!   [`StagingPool`](memhc_core::backend::gpu::StagingPool), and are reused once a fence event
-//!   recorded after the copy has completed. At most 256 MiB of staging is in flight per
-//!   stream; beyond it a copy waits for the oldest. `alloc_host` returns pinned memory whose
-//!   `read` waits for the copies into it still pending, so it never races a copy.
+//!   a byte budget: by default the device's free memory less
+//!   [`default_margin`](memhc_gpu::default_margin) (512 MiB or 1/32, for rocBLAS's workspace,
+//!   pointer tables and the runtime's own use); set it lower with [`HipBackend::with_budget`]
+//!   or [`GpuOptions::budget`]. An allocation beyond the budget, and a real
+//!   `hipErrorOutOfMemory`, are [`OutOfMemory`](memhc_backend::BackendError::OutOfMemory).
+//!   `mem_info` reports the budget (`free` = budget − allocated), which is what `Runtime::new`
+//!   takes as its default budget; `HipBackend::device_mem_info` reports the card's own numbers.
+//! * **Copies**: `hipHostMalloc` page-locked memory (default flags: cached, not
+//!   write-combined) for staging and for `alloc_host`, and `hipMemcpyAsync`.
 //! * **Streams and events**: `hipStreamCreateWithFlags(hipStreamNonBlocking)`,
 //!   `hipEventCreateWithFlags(hipEventDisableTiming)`; `hipErrorNotReady` from
-//!   `hipEventQuery` is "not complete"; an event never recorded counts as complete (tracked
-//!   here, not left to HIP).
+//!   `hipEventQuery` is "not complete"; an event never recorded counts as complete (tracked by
+//!   memhc-gpu, not left to HIP).
 //! * **GEMM**: one rocBLAS handle per stream, bound to it once with `rocblas_set_stream` and
 //!   pointer mode host (alpha and beta are read from host memory at the call), used under a
-//!   mutex because a handle is not thread-safe. A handle per stream rather than one handle
-//!   re-bound with `rocblas_set_stream` before each call: no call ever pays for re-binding,
-//!   and streams never contend for one lock. Pointer-array batches
-//!   (`rocblas_zgemm_batched`) upload the table of [`pointer_table`](memhc_core::backend::gpu::pointer_table)
-//!   through the stream's staging into a small device table owned by the stream, in stream
-//!   order before the GEMM; the table and its staging buffer return to the stream's pools
-//!   with a fence recorded after the GEMM and are reused only once it has completed. Strided
-//!   batches are one `rocblas_zgemm_strided_batched`; `geam_batched` is one `rocblas_zgeam`
-//!   per item. Every call is checked first by memhc-core's validators, so a bad request is
-//!   the same `InvalidArgument` as on the host backend; sizes beyond rocBLAS's 32-bit
-//!   `rocblas_int` are refused the same way.
-//! * **Managed memory** is not offered (the provided methods return `Unsupported`): the
-//!   unified-memory baseline of the design runs on CUDA, and on AMD GPUs `hipMallocManaged`
-//!   migrates pages only with XNACK enabled (otherwise it is host memory read over the bus),
-//!   so a baseline on it would measure something else, and none of it can be tried here.
+//!   lock because a handle is not thread-safe. Pointer-array batches are
+//!   `rocblas_zgemm_batched`, strided batches one `rocblas_zgemm_strided_batched`,
+//!   `geam_batched` one `rocblas_zgeam` per item. Sizes beyond rocBLAS's 32-bit `rocblas_int`
+//!   are invalid arguments.
+//! * **Managed memory** is not offered (every managed call returns `Unsupported`, saying why):
+//!   the unified-memory baseline of the design runs on CUDA, and on AMD GPUs
+//!   `hipMallocManaged` migrates pages only with XNACK enabled (otherwise it is host memory
+//!   read over the bus), so a baseline on it would measure something else, and none of it can
+//!   be tried here.
 //!
 //! ## Why `libloading` and not `rocmrc`
 //!
@@ -70,7 +65,7 @@
 //! Then rocBLAS: `librocblas.so`, `.so.5`, `.so.4`, `.so.3`, `.so.0`, first in the directory
 //! the HIP runtime was loaded from (so both come from one installation), then in the same
 //! places. `ROCM_PATH` is the only environment variable read; point it at a ROCm
-//! installation (`/opt/rocm-6.4.3`, say) to choose one. [`HipBackend::name`](memhc_core::Backend::name)
+//! installation (`/opt/rocm-6.4.3`, say) to choose one. [`Backend::name`](memhc_backend::Backend::name)
 //! reports the device and the library files actually mapped. Linux only.
 //!
 //! ## Running on an AMD GPU
@@ -83,17 +78,20 @@
 //! cargo run --release -p memhc-synth --features rocm -- --backend rocm --tensor-size 64
 //! ```
 //!
-//! `HIP_VISIBLE_DEVICES` selects devices as usual; [`HipBackendBuilder::device`] picks one of
-//! those visible.
+//! `HIP_VISIBLE_DEVICES` selects devices as usual; [`GpuOptions::device`] picks one of those
+//! visible (`HipBackend::with_options(GpuOptions::default().device(1))`).
 //!
 //! ## What has been verified
 //!
 //! **Nothing in this crate has run on AMD hardware or against a real ROCm installation**: none
 //! is reachable from where it was written. What is checked (in CI, on machines without ROCm):
 //! it compiles; construction without ROCm returns the one-line `Unavailable` error naming
-//! `libamdhip64` (`tests/no_rocm.rs`); the loader refuses a library that lacks the symbols
+//! `libamdhip64` (`tests/availability.rs`); the loader refuses a library that lacks the symbols
 //! (tested against the C library) and a file that is not a library, without panicking; the
-//! conformance suite and end-to-end tests compile and report that they are skipped. The
+//! conformance suite and end-to-end tests compile and report that they are skipped. What it
+//! shares with the CUDA backend (staging, pointer tables, fences, the budget, events) is
+//! tested without a GPU in memhc-gpu, on a fake device; only this crate's own layers (the
+//! loader, the checked calls, the handles and the `DeviceApi` impl) have never run. The
 //! prototypes and constants were written from the ROCm 6.4 headers (and checked against the
 //! generated bindings of `rocmrc`). Once, by hand, against Debian's HIP runtime 5.2.3
 //! (`libamdhip64.so.5` and its dependencies unpacked from the packages, not installed; Debian
@@ -111,21 +109,31 @@
 //! ## Layout
 //!
 //! `ffi` (raw types, the function tables, the library search), `check` (one checked call per
-//! function, `Result<_, BackendError>`), `memory`, `stream`, `event` (owning types that free
-//! on drop), `backend` (the trait). `unsafe` appears only in this crate, each block with the
-//! reason it is sound.
+//! function, `Result<_, BackendError>`), `handles` (owning types that release on drop), `api`
+//! ([`Hip`], the `DeviceApi`, and [`probe`]). `unsafe` appears only in these, each block with
+//! the reason it is sound.
 
-mod backend;
+mod api;
 mod check;
-mod event;
 mod ffi;
-mod memory;
-mod stream;
+mod handles;
 
-pub use backend::{HipBackend, HipBackendBuilder, Probe, probe};
-pub use event::HipEvent;
-pub use memory::{HipBuffer, HipHostBuffer};
-pub use stream::HipStream;
+pub use api::{Hip, probe};
+pub use handles::{BlasHandle, HipEventHandle, HipMemory, HipPinned, HipStreamHandle};
+pub use memhc_gpu::{GpuOptions, Probe, StagingLimits};
+
+/// The AMD backend: [`GpuBackend`](memhc_gpu::GpuBackend) on [`Hip`]. Open it with
+/// `HipBackend::new()`, `HipBackend::with_budget(bytes)` or
+/// `HipBackend::with_options(GpuOptions::default().device(1).budget(bytes))`.
+pub type HipBackend = memhc_gpu::GpuBackend<Hip>;
+/// A device allocation of [`HipBackend`], counted against its budget.
+pub type HipBuffer = memhc_gpu::GpuBuffer<Hip>;
+/// Page-locked host memory of [`HipBackend`], for asynchronous copies back.
+pub type HipHostBuffer = memhc_gpu::GpuHostBuffer<Hip>;
+/// A stream of [`HipBackend`].
+pub type HipStream = memhc_gpu::GpuStream<Hip>;
+/// An event of [`HipBackend`].
+pub type HipEvent = memhc_gpu::GpuEvent<Hip>;
 
 #[cfg(test)]
 mod tests {

@@ -1,7 +1,7 @@
 //! End-to-end fixtures: the runtime, the hadron engine and the synthetic runner on a backend,
 //! every result compared with the independent `hadron` reference.
 //!
-//! A backend's `tests/end_to_end.rs` invokes [`backend_end_to_end_tests!`] with a closure that
+//! A backend's `tests/end_to_end.rs` invokes [`backend_end_to_end_tests!`](crate::backend_end_to_end_tests) with a closure that
 //! builds the backend for a budget (`None`: the backend's default). The fixtures take the same
 //! closure, so a backend that cannot be built here (no GPU) skips each test with its reason,
 //! exactly as the conformance suite does.

@@ -3,12 +3,12 @@
 //! Queues of hadron contractions for the memhc runtime, and the one function that runs a queue
 //! under a policy, a mode and a budget:
 //!
-//! * [`generate`]: the synthetic workload of the MemHC paper (section 6.1), made precise:
+//! * [`generate`](mod@generate): the synthetic workload of the MemHC paper (section 6.1), made precise:
 //!   vectors of meson contractions with a given repeated rate, vector size, tensor size and
 //!   distribution, all seeded;
 //! * [`workload`]: the in-memory queue ([`Workload`]) and its [`Analysis`] (ids, shapes,
 //!   producers, last uses);
-//! * [`file`]: workload files (`memhc-workload/1`, see `docs/workload-format.md`), with
+//! * [`file`](mod@file): workload files (`memhc-workload/1`, see `docs/workload-format.md`), with
 //!   complex128 `.npy` data;
 //! * [`run`]: one run of a queue on any backend, verified against the `hadron` reference on
 //!   request, and the dry runs on the null backend that give the peak without eviction and the

@@ -20,7 +20,7 @@
 //!   `(spins, dims...)`, at a path relative to the JSON file's directory.
 //! * `vectors`: the queue; a contraction's `terms` are `"meson4x4"` or a list of
 //!   `[out, a, b]` (with an optional `out_spins`), and `a_view`/`b_view` give the
-//!   [`MatrixView`] split of rank-3 components (default 1).
+//!   [`MatrixView`](hadron::MatrixView) split of rank-3 components (default 1).
 //! * `traces` (optional): `pairs` are `"meson4x4"` or a list of `[a, b]`.
 //! * `results` (optional): ids whose final values are wanted.
 //!

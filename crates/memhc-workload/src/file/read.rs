@@ -19,7 +19,7 @@ use super::raw::*;
 use super::*;
 
 /// Reads the workload file at `path` (format `memhc-workload/1`, see the
-/// [module documentation](self)), loads `.npy` node data from beside it and checks the result
+/// [module documentation](mod@crate::file)), loads `.npy` node data from beside it and checks the result
 /// with [`Workload::analyse`].
 ///
 /// A file that cannot be read is [`SynthError::Io`]; anything wrong in it, in its `.npy` files

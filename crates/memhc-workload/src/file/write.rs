@@ -16,7 +16,7 @@ use super::raw::*;
 use super::*;
 
 /// Writes `workload` to `path` as a `memhc-workload/1` file (see the
-/// [module documentation](self)), creating its directory if needed.
+/// [module documentation](mod@crate::file)), creating its directory if needed.
 ///
 /// Nodes with [`NodeData::Random`] are written as their seed unless `npy` is set; with `npy`,
 /// and always for [`NodeData::Values`], a node's values go to `<id>.npy` beside the file.

@@ -4,7 +4,7 @@
 //! construction succeeds instead.
 
 use memhc_core::{Backend, BackendError};
-use memhc_hip::HipBackend;
+use memhc_hip::{GpuOptions, HipBackend};
 
 #[test]
 fn construction_without_rocm_is_a_one_line_unavailable_error() {
@@ -12,7 +12,7 @@ fn construction_without_rocm_is_a_one_line_unavailable_error() {
         Ok(p) => {
             eprintln!(
                 "ROCm is present ({} device(s), HIP {}, rocBLAS {}): checking that construction succeeds",
-                p.devices, p.hip_library, p.rocblas_library
+                p.devices, p.runtime_library, p.blas_library
             );
             let b = HipBackend::new().unwrap_or_else(|e| panic!("construction failed: {e}"));
             assert!(b.name().starts_with("AMD "), "{}", b.name());
@@ -37,7 +37,7 @@ fn construction_without_rocm_is_a_one_line_unavailable_error() {
                 HipBackend::new(),
                 HipBackend::new(),
                 HipBackend::with_budget(1 << 30),
-                HipBackend::builder().device(3).budget(1).build(),
+                HipBackend::with_options(GpuOptions::default().device(3).budget(1)),
             ] {
                 match attempt {
                     Err(BackendError::Unavailable(w)) => assert_eq!(w, why),

@@ -1,0 +1,524 @@
+//! [`GpuBackend`]: the [`Backend`] trait, once, over any [`DeviceApi`].
+
+use std::sync::Arc;
+
+use memhc_backend::gemm::{
+    GeamShape, GemmItem, GemmShape, StridedBatch, validate_batched, validate_geam, validate_strided,
+};
+use memhc_backend::ledger::Ledger;
+use memhc_backend::{Backend, BackendError, BackendOp, DeviceMemory};
+use memhc_backend::{Location, MemInfo, check_range, not_managed};
+
+use crate::api::{BatchedGemm, DeviceAllocation, DeviceApi, Geam, PinnedAllocation, StridedGemm};
+use crate::event::{Fence, GpuEvent};
+use crate::memory::{GpuBuffer, GpuHostBuffer, StagingBuffer, forget_completed};
+use crate::options::GpuOptions;
+use crate::pointer_table;
+use crate::staging::Completion;
+use crate::stream::{GpuStream, Pool};
+
+/// The [`Backend`] on one GPU, over the device API `D`: device memory under a byte budget,
+/// copies staged per stream through page-locked memory in bounded pieces, pointer-array,
+/// strided and GEAM batches through the BLAS library with one handle per stream, and managed
+/// memory where `D` has it. See the [crate documentation](crate).
+#[derive(Debug)]
+pub struct GpuBackend<D: DeviceApi> {
+    api: Arc<D>,
+    ledger: Arc<Ledger>,
+    options: GpuOptions,
+    name: String,
+}
+
+impl<D: DeviceApi> GpuBackend<D> {
+    /// Opens device 0 with the default budget. Without a driver, a device or the BLAS library
+    /// this returns [`BackendError::Unavailable`] with a one-line reason; it never panics.
+    pub fn new() -> Result<Self, BackendError> {
+        Self::with_options(GpuOptions::default())
+    }
+
+    /// Opens device 0 with a budget of `bytes` (at most the device's free memory).
+    pub fn with_budget(bytes: usize) -> Result<Self, BackendError> {
+        Self::with_options(GpuOptions::default().budget(bytes))
+    }
+
+    /// Opens the device `options` names ([`DeviceApi::open`]), then the backend on it
+    /// ([`GpuBackend::on`]).
+    pub fn with_options(options: GpuOptions) -> Result<Self, BackendError> {
+        options.validate()?;
+        Self::on(D::open(options.device)?, options)
+    }
+
+    /// The backend on an opened device: the budget is resolved against the device's free
+    /// memory ([`GpuOptions::resolve_budget`]), and one stream with its BLAS handle is created
+    /// and dropped, so that a BLAS library that cannot start on this device is an error here
+    /// rather than in the first GEMM.
+    pub fn on(api: D, options: GpuOptions) -> Result<Self, BackendError> {
+        options.validate()?;
+        let api = Arc::new(api);
+        let free = api.mem_get_info()?.free;
+        let budget = options.resolve_budget(D::KIND, free)?;
+        drop(GpuStream::new(&api, &options.staging)?);
+        let name = api.describe(budget);
+        Ok(GpuBackend {
+            api,
+            ledger: Ledger::new(budget),
+            options,
+            name,
+        })
+    }
+
+    /// The device API, for what a backend reports beyond the [`Backend`] trait.
+    pub fn api(&self) -> &D {
+        &self.api
+    }
+
+    /// The device's name, as the driver reports it.
+    pub fn device_name(&self) -> &str {
+        self.api.device_name()
+    }
+
+    /// The options the backend was opened with.
+    pub fn options(&self) -> &GpuOptions {
+        &self.options
+    }
+
+    /// The budget in bytes.
+    pub fn budget(&self) -> usize {
+        self.ledger.capacity()
+    }
+
+    /// Bytes allocated now (device and managed; pointer tables and the BLAS library's
+    /// workspace live in the margin and are not counted).
+    pub fn used(&self) -> usize {
+        self.ledger.used()
+    }
+
+    /// The device's own free and total memory (whereas [`Backend::mem_info`] reports the
+    /// budget).
+    pub fn device_mem_info(&self) -> Result<MemInfo, BackendError> {
+        self.api.mem_get_info()
+    }
+
+    /// Records a fence on `stream`.
+    fn fence(&self, stream: &GpuStream<D>) -> Result<Fence<D>, BackendError> {
+        Fence::record(&self.api, stream.raw())
+    }
+
+    /// Gives a staging buffer back after `result`, the enqueueing of a copy that reads or
+    /// writes it: in flight behind a fence if the copy was enqueued; idle if it was not, or
+    /// once the stream is idle; discarded if even that is unknown.
+    fn settle(
+        &self,
+        pool: &mut Pool<D>,
+        stream: &GpuStream<D>,
+        buffer: StagingBuffer<D>,
+        result: Result<(), BackendError>,
+    ) -> Result<(), BackendError> {
+        let fenced = result.and_then(|()| self.fence(stream));
+        match fenced {
+            Ok(fence) => {
+                pool.in_flight(buffer, fence);
+                Ok(())
+            }
+            Err(e) => {
+                recover(pool, stream, buffer);
+                Err(e)
+            }
+        }
+    }
+
+    /// Stages `src` through the stream's page-locked buffers, a chunk at a time, and enqueues
+    /// the copies into `dst` from byte `dst_offset` (a range the caller checked). While one
+    /// chunk travels, the next is copied into another buffer; past the in-flight cap, the
+    /// oldest is waited for. `src` has been read when this returns.
+    fn upload(
+        &self,
+        stream: &GpuStream<D>,
+        src: &[u8],
+        dst: &D::Memory,
+        dst_offset: usize,
+    ) -> Result<(), BackendError> {
+        let chunk = self.options.staging.chunk;
+        let mut pool = stream.staging();
+        for (i, piece) in src.chunks(chunk).enumerate() {
+            let mut buffer =
+                pool.acquire(piece.len(), |n| self.api.host_alloc(n).map(StagingBuffer))?;
+            if let Err(e) = buffer.0.write(0, piece) {
+                pool.put_idle(buffer);
+                return Err(e);
+            }
+            let enqueued = self.api.copy_h2d_async(
+                stream.raw(),
+                &buffer.0,
+                0,
+                dst,
+                dst_offset + i * chunk,
+                piece.len(),
+            );
+            self.settle(&mut pool, stream, buffer, enqueued)?;
+        }
+        Ok(())
+    }
+
+    /// Enqueues a copy of `len` bytes of `src` from byte `offset` into a staging buffer of the
+    /// stream, and the fence after it.
+    fn download(
+        &self,
+        stream: &GpuStream<D>,
+        pool: &mut Pool<D>,
+        src: &D::Memory,
+        offset: usize,
+        len: usize,
+    ) -> Result<(StagingBuffer<D>, Fence<D>), BackendError> {
+        let buffer = pool.acquire(len, |n| self.api.host_alloc(n).map(StagingBuffer))?;
+        let copied = self
+            .api
+            .copy_d2h_async(stream.raw(), src, offset, &buffer.0, 0, len);
+        match copied.and_then(|()| self.fence(stream)) {
+            Ok(fence) => Ok((buffer, fence)),
+            Err(e) => {
+                recover(pool, stream, buffer);
+                Err(e)
+            }
+        }
+    }
+
+    /// The managed-memory calls' first check: the device has managed memory.
+    fn managed_supported(&self) -> Result<(), BackendError> {
+        self.api.managed_memory().map_err(|why| {
+            BackendError::Unsupported(format!(
+                "{} has no managed (unified) memory: {why}",
+                self.name
+            ))
+        })
+    }
+
+    /// The managed-memory calls' second check: `buffer` is managed memory.
+    fn managed_only(&self, buffer: &GpuBuffer<D>, op: BackendOp) -> Result<(), BackendError> {
+        self.managed_supported()?;
+        if buffer.is_managed() {
+            Ok(())
+        } else {
+            Err(not_managed(op, buffer.handle()))
+        }
+    }
+}
+
+impl<D: DeviceApi> Backend for GpuBackend<D> {
+    type Buffer = GpuBuffer<D>;
+    type Stream = GpuStream<D>;
+    type Event = GpuEvent<D>;
+    type HostBuffer = GpuHostBuffer<D>;
+
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    /// The budget, as the runtime uses it: `free` is the budget less what this backend has
+    /// allocated, `total` the budget. [`GpuBackend::device_mem_info`] gives the device's own.
+    fn mem_info(&self) -> Result<MemInfo, BackendError> {
+        Ok(self.ledger.mem_info())
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<GpuBuffer<D>, BackendError> {
+        GpuBuffer::alloc(&self.ledger, bytes, |n| self.api.malloc(n))
+    }
+
+    fn free(&self, buffer: GpuBuffer<D>) -> Result<(), BackendError> {
+        buffer.free(&self.api)
+    }
+
+    fn create_stream(&self) -> Result<GpuStream<D>, BackendError> {
+        GpuStream::new(&self.api, &self.options.staging)
+    }
+
+    fn create_event(&self) -> Result<GpuEvent<D>, BackendError> {
+        Ok(GpuEvent::new(self.api.event_create()?))
+    }
+
+    fn record_event(&self, event: &GpuEvent<D>, stream: &GpuStream<D>) -> Result<(), BackendError> {
+        self.api.event_record(event.raw(), stream.raw())?;
+        event.mark_recorded();
+        Ok(())
+    }
+
+    fn wait_event(&self, stream: &GpuStream<D>, event: &GpuEvent<D>) -> Result<(), BackendError> {
+        match event.recorded() {
+            // Never recorded: complete, nothing to wait for.
+            None => Ok(()),
+            Some(raw) => self.api.stream_wait_event(stream.raw(), raw),
+        }
+    }
+
+    fn event_query(&self, event: &GpuEvent<D>) -> Result<bool, BackendError> {
+        event
+            .recorded()
+            .map_or(Ok(true), |raw| self.api.event_query(raw))
+    }
+
+    fn event_synchronize(&self, event: &GpuEvent<D>) -> Result<(), BackendError> {
+        event
+            .recorded()
+            .map_or(Ok(()), |raw| self.api.event_synchronize(raw))
+    }
+
+    fn stream_synchronize(&self, stream: &GpuStream<D>) -> Result<(), BackendError> {
+        stream.synchronize()
+    }
+
+    fn synchronize(&self) -> Result<(), BackendError> {
+        self.api.synchronize()
+    }
+
+    /// Stages `src` through the stream's page-locked buffers in chunks
+    /// ([`StagingLimits::chunk`](crate::StagingLimits::chunk)) and enqueues the device copies;
+    /// returns once `src` has been read.
+    fn copy_h2d(
+        &self,
+        stream: &GpuStream<D>,
+        src: &[u8],
+        dst: &GpuBuffer<D>,
+        dst_offset: usize,
+    ) -> Result<(), BackendError> {
+        dst.check_range(BackendOp::CopyH2D, dst_offset, src.len())?;
+        if src.is_empty() {
+            return Ok(());
+        }
+        self.upload(stream, src, dst.memory(), dst_offset)
+    }
+
+    fn alloc_host(&self, bytes: usize) -> Result<GpuHostBuffer<D>, BackendError> {
+        if bytes == 0 {
+            return Err(BackendError::invalid(
+                BackendOp::Alloc,
+                "zero-byte host allocation",
+            ));
+        }
+        Ok(GpuHostBuffer::new(self.api.host_alloc(bytes)?))
+    }
+
+    fn copy_d2h_async(
+        &self,
+        stream: &GpuStream<D>,
+        src: &GpuBuffer<D>,
+        src_offset: usize,
+        dst: &GpuHostBuffer<D>,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<(), BackendError> {
+        src.check_range(BackendOp::CopyD2H, src_offset, len)?;
+        check_range(
+            BackendOp::CopyD2H,
+            "host buffer",
+            dst.pinned().bytes(),
+            dst_offset,
+            len,
+        )?;
+        if len == 0 {
+            return Ok(());
+        }
+        let mut pending = dst.pending();
+        forget_completed(&mut pending)?;
+        self.api.copy_d2h_async(
+            stream.raw(),
+            src.memory(),
+            src_offset,
+            dst.pinned(),
+            dst_offset,
+            len,
+        )?;
+        match self.fence(stream) {
+            Ok(fence) => {
+                pending.push(fence);
+                Ok(())
+            }
+            Err(e) => {
+                // No fence: make sure the copy is over before anyone may read.
+                stream.synchronize()?;
+                Err(e)
+            }
+        }
+    }
+
+    /// Copies through the stream's staging buffers a chunk at a time, pipelined: the copy of
+    /// the next chunk is enqueued before the host reads the previous one out.
+    fn copy_d2h(
+        &self,
+        stream: &GpuStream<D>,
+        src: &GpuBuffer<D>,
+        src_offset: usize,
+        dst: &mut [u8],
+    ) -> Result<(), BackendError> {
+        src.check_range(BackendOp::CopyD2H, src_offset, dst.len())?;
+        if dst.is_empty() {
+            return Ok(());
+        }
+        let chunk = self.options.staging.chunk;
+        let mut pool = stream.staging();
+        let mut in_flight: Option<(StagingBuffer<D>, Fence<D>, &mut [u8])> = None;
+        let mut outcome = Ok(());
+        for (i, piece) in dst.chunks_mut(chunk).enumerate() {
+            let next = self.download(
+                stream,
+                &mut pool,
+                src.memory(),
+                src_offset + i * chunk,
+                piece.len(),
+            );
+            let done = match in_flight.take() {
+                Some((b, f, out)) => read_out(&mut pool, b, &f, out),
+                None => Ok(()),
+            };
+            match next {
+                Ok((b, f)) => in_flight = Some((b, f, piece)),
+                Err(e) => outcome = Err(e),
+            }
+            outcome = done.and(outcome);
+            if outcome.is_err() {
+                break;
+            }
+        }
+        if outcome.is_err() {
+            // What is still queued must finish before its buffer is reused.
+            if let Some((b, _, _)) = in_flight.take() {
+                recover(&mut pool, stream, b);
+            }
+            return outcome;
+        }
+        match in_flight {
+            Some((b, f, out)) => read_out(&mut pool, b, &f, out),
+            None => Ok(()),
+        }
+    }
+
+    /// Uploads the pointer table ([`pointer_table`]) through the stream's staging into the
+    /// stream's device table, in stream order before one pointer-array batched GEMM.
+    fn gemm_batched(
+        &self,
+        stream: &GpuStream<D>,
+        shape: &GemmShape,
+        items: &[GemmItem<'_, GpuBuffer<D>>],
+    ) -> Result<(), BackendError> {
+        validate_batched(shape, items)?;
+        if shape.is_empty() || items.is_empty() {
+            return Ok(());
+        }
+        let bytes: Vec<u8> = pointer_table(items)
+            .iter()
+            .flat_map(|p| p.to_ne_bytes())
+            .collect();
+        stream.with_gear(|gear| {
+            let table = stream.table(gear, bytes.len())?;
+            // The table's upload is ordered before the GEMM on the same stream, and the next
+            // upload into it after the GEMM.
+            self.upload(stream, &bytes, table, 0)?;
+            let call = BatchedGemm::new(*shape, table.address(), items.len());
+            self.api.gemm_batched(&gear.blas, &call)
+        })
+    }
+
+    /// One GEAM per item, under one lock of the stream's handle.
+    fn geam_batched(
+        &self,
+        stream: &GpuStream<D>,
+        shape: &GeamShape,
+        items: &[GemmItem<'_, GpuBuffer<D>>],
+    ) -> Result<(), BackendError> {
+        validate_geam(shape, items)?;
+        if shape.m == 0 || shape.n == 0 || items.is_empty() {
+            return Ok(());
+        }
+        let call = Geam::new(*shape, items);
+        stream.with_gear(|gear| self.api.geam(&gear.blas, &call))
+    }
+
+    fn gemm_strided_batched(
+        &self,
+        stream: &GpuStream<D>,
+        shape: &GemmShape,
+        batch: &StridedBatch<'_, GpuBuffer<D>>,
+    ) -> Result<(), BackendError> {
+        validate_strided(shape, batch)?;
+        if shape.is_empty() || batch.count == 0 {
+            return Ok(());
+        }
+        let call = StridedGemm::new(*shape, batch);
+        stream.with_gear(|gear| self.api.gemm_strided_batched(&gear.blas, &call))
+    }
+
+    fn supports_managed(&self) -> bool {
+        self.api.managed_memory().is_ok()
+    }
+
+    /// Managed memory counts against the same budget, whose capacity is at most the free
+    /// memory the device had when the backend opened: managed memory never oversubscribes the
+    /// device; beyond the budget this fails with `OutOfMemory` without asking the driver.
+    fn alloc_managed(&self, bytes: usize) -> Result<GpuBuffer<D>, BackendError> {
+        self.managed_supported()?;
+        GpuBuffer::alloc(&self.ledger, bytes, |n| self.api.malloc_managed(n))
+    }
+
+    fn managed_write(
+        &self,
+        dst: &GpuBuffer<D>,
+        dst_offset: usize,
+        src: &[u8],
+    ) -> Result<(), BackendError> {
+        self.managed_only(dst, BackendOp::CopyH2D)?;
+        dst.check_range(BackendOp::CopyH2D, dst_offset, src.len())?;
+        self.api.managed_write(dst.memory(), dst_offset, src)
+    }
+
+    fn managed_read(
+        &self,
+        src: &GpuBuffer<D>,
+        src_offset: usize,
+        dst: &mut [u8],
+    ) -> Result<(), BackendError> {
+        self.managed_only(src, BackendOp::CopyD2H)?;
+        src.check_range(BackendOp::CopyD2H, src_offset, dst.len())?;
+        self.api.managed_read(src.memory(), src_offset, dst)
+    }
+
+    fn prefetch(
+        &self,
+        stream: &GpuStream<D>,
+        buffer: &GpuBuffer<D>,
+        to: Location,
+    ) -> Result<(), BackendError> {
+        self.managed_only(buffer, BackendOp::Sync)?;
+        self.api.prefetch(stream.raw(), buffer.memory(), to)
+    }
+
+    fn advise_read_mostly(&self, buffer: &GpuBuffer<D>) -> Result<(), BackendError> {
+        self.managed_only(buffer, BackendOp::Alloc)?;
+        self.api.advise_read_mostly(buffer.memory())
+    }
+}
+
+/// Gives back a staging buffer that a copy may still use after a failure: idle once the
+/// stream is idle, or discarded if even that is unknown.
+fn recover<D: DeviceApi>(pool: &mut Pool<D>, stream: &GpuStream<D>, buffer: StagingBuffer<D>) {
+    if stream.synchronize().is_ok() {
+        pool.put_idle(buffer);
+    } else {
+        pool.discard(buffer);
+    }
+}
+
+/// Waits for `fence`, copies the staging buffer out into `out`, and gives the buffer back.
+fn read_out<D: DeviceApi>(
+    pool: &mut Pool<D>,
+    buffer: StagingBuffer<D>,
+    fence: &Fence<D>,
+    out: &mut [u8],
+) -> Result<(), BackendError> {
+    if let Err(e) = fence.wait() {
+        // The copy may still be running: the buffer cannot be reused.
+        pool.discard(buffer);
+        return Err(e);
+    }
+    let read = buffer.0.read(0, out);
+    pool.put_idle(buffer);
+    read
+}

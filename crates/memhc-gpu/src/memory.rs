@@ -1,0 +1,183 @@
+//! The memory a [`GpuBackend`](crate::GpuBackend) hands out: device buffers counted against
+//! its budget ([`GpuBuffer`], the one "allocation plus budget, both given back on drop" type of
+//! every GPU backend) and page-locked host buffers for asynchronous copies back
+//! ([`GpuHostBuffer`]).
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use memhc_backend::ledger::{Ledger, Reservation};
+use memhc_backend::{BackendError, BackendOp, DeviceMemory};
+use memhc_backend::{HostMemory, check_range};
+
+use crate::api::{DeviceAllocation, DeviceApi, PinnedAllocation};
+use crate::event::Fence;
+use crate::staging::{Completion, Staging};
+
+/// One device (or managed) allocation of a [`GpuBackend`](crate::GpuBackend), counted against
+/// its budget. [`Backend::free`](memhc_backend::Backend::free) frees it and reports a failure;
+/// dropping it frees it too. The budget is given back either way, after the memory.
+#[derive(Debug)]
+pub struct GpuBuffer<D: DeviceApi> {
+    // Field order is drop order: the memory goes before its reservation.
+    memory: D::Memory,
+    reservation: Reservation,
+}
+
+impl<D: DeviceApi> GpuBuffer<D> {
+    /// Reserves `bytes` of `ledger`, then allocates them with `alloc`.
+    pub(crate) fn alloc(
+        ledger: &Arc<Ledger>,
+        bytes: usize,
+        alloc: impl FnOnce(usize) -> Result<D::Memory, BackendError>,
+    ) -> Result<Self, BackendError> {
+        if bytes == 0 {
+            return Err(BackendError::invalid(BackendOp::Alloc, "zero bytes"));
+        }
+        let reservation = ledger.take(bytes)?;
+        Ok(GpuBuffer {
+            memory: alloc(bytes)?,
+            reservation,
+        })
+    }
+
+    /// The allocation.
+    pub(crate) fn memory(&self) -> &D::Memory {
+        &self.memory
+    }
+
+    /// Frees the memory now, reporting a failure; the budget is given back either way.
+    pub(crate) fn free(self, api: &D) -> Result<(), BackendError> {
+        let GpuBuffer {
+            memory,
+            reservation,
+        } = self;
+        let freed = api.free(memory);
+        drop(reservation);
+        freed
+    }
+
+    /// Whether this is managed memory.
+    pub fn is_managed(&self) -> bool {
+        self.memory.is_managed()
+    }
+
+    /// Checks that bytes `[offset, offset + len)` lie inside the allocation, for `op`.
+    pub(crate) fn check_range(
+        &self,
+        op: BackendOp,
+        offset: usize,
+        len: usize,
+    ) -> Result<(), BackendError> {
+        check_range(
+            op,
+            format_args!("buffer {:#x}", self.memory.address()),
+            self.memory.bytes(),
+            offset,
+            len,
+        )
+    }
+}
+
+impl<D: DeviceApi> DeviceMemory for GpuBuffer<D> {
+    fn bytes(&self) -> usize {
+        self.memory.bytes()
+    }
+
+    fn handle(&self) -> u64 {
+        self.memory.address()
+    }
+}
+
+/// Page-locked host memory that asynchronous device-to-host copies write into (from
+/// [`Backend::alloc_host`](memhc_backend::Backend::alloc_host)).
+///
+/// The backend keeps a fence for every copy into it still pending, so [`HostMemory::read`]
+/// first waits for them: reading never races a copy, even if the caller did not synchronise.
+/// Dropping it waits for them too.
+#[derive(Debug)]
+pub struct GpuHostBuffer<D: DeviceApi> {
+    pinned: D::Pinned,
+    pending: Mutex<Vec<Fence<D>>>,
+}
+
+impl<D: DeviceApi> GpuHostBuffer<D> {
+    pub(crate) fn new(pinned: D::Pinned) -> Self {
+        GpuHostBuffer {
+            pinned,
+            pending: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The memory, for a copy the device makes into it.
+    pub(crate) fn pinned(&self) -> &D::Pinned {
+        &self.pinned
+    }
+
+    /// The fences of the copies into this buffer, locked: a copy is enqueued and its fence
+    /// pushed under this lock, and a read waits for them under it.
+    pub(crate) fn pending(&self) -> MutexGuard<'_, Vec<Fence<D>>> {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Forgets the fences that have completed.
+pub(crate) fn forget_completed<D: DeviceApi>(
+    pending: &mut Vec<Fence<D>>,
+) -> Result<(), BackendError> {
+    let mut kept = Vec::with_capacity(pending.len());
+    for f in pending.drain(..) {
+        if !f.query()? {
+            kept.push(f);
+        }
+    }
+    *pending = kept;
+    Ok(())
+}
+
+/// Waits for every fence, oldest first, dropping each once complete.
+fn wait_all<D: DeviceApi>(pending: &mut Vec<Fence<D>>) -> Result<(), BackendError> {
+    while let Some(f) = pending.first() {
+        f.wait()?;
+        pending.remove(0);
+    }
+    Ok(())
+}
+
+impl<D: DeviceApi> HostMemory for GpuHostBuffer<D> {
+    fn bytes(&self) -> usize {
+        self.pinned.bytes()
+    }
+
+    /// Waits for the copies into this buffer that are still pending, then copies out.
+    fn read(&self, offset: usize, dst: &mut [u8]) -> Result<(), BackendError> {
+        check_range(
+            BackendOp::CopyD2H,
+            "host buffer",
+            self.pinned.bytes(),
+            offset,
+            dst.len(),
+        )?;
+        let mut pending = self.pending();
+        wait_all(&mut pending)?;
+        self.pinned.read(offset, dst)
+    }
+}
+
+impl<D: DeviceApi> Drop for GpuHostBuffer<D> {
+    fn drop(&mut self) {
+        let pending = self.pending.get_mut().unwrap_or_else(|p| p.into_inner());
+        // If a wait fails, freeing page-locked memory still waits for the device (CUDA and
+        // HIP both synchronise in their host free).
+        let _ = wait_all(pending);
+    }
+}
+
+/// A staging buffer: page-locked memory the pool hands out.
+#[derive(Debug)]
+pub(crate) struct StagingBuffer<D: DeviceApi>(pub(crate) D::Pinned);
+
+impl<D: DeviceApi> Staging for StagingBuffer<D> {
+    fn capacity(&self) -> usize {
+        self.0.bytes()
+    }
+}

@@ -1,0 +1,164 @@
+//! How a GPU backend is opened: which device, how much of its memory, and how copies are
+//! staged. One type for every GPU backend.
+
+use memhc_backend::{BackendError, BackendOp};
+
+/// Bytes a backend leaves free below the card's free memory by default: the larger of
+/// 512 MiB and 1/32 of it, for the BLAS library's workspace, the pointer tables and the
+/// driver's own allocations.
+pub fn default_margin(free: usize) -> usize {
+    (free / 32).max(512 << 20)
+}
+
+/// The budget a GPU backend uses when not told: the card's free memory minus
+/// [`default_margin`] (zero if the card has less free than that).
+pub fn default_budget(free: usize) -> usize {
+    free.saturating_sub(default_margin(free))
+}
+
+/// How host-to-device copies are staged through page-locked memory, per stream (see the
+/// [crate documentation](crate) for why).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StagingLimits {
+    /// The largest piece a copy is staged in, in bytes (> 0); default 32 MiB.
+    pub chunk: usize,
+    /// Idle staging bytes a stream keeps for reuse; default 64 MiB.
+    pub idle_cap: usize,
+    /// Staging bytes a stream may have in flight before a copy waits for the oldest piece to
+    /// reach the device; default 256 MiB.
+    pub busy_cap: usize,
+}
+
+impl Default for StagingLimits {
+    fn default() -> Self {
+        StagingLimits {
+            chunk: 32 << 20,
+            idle_cap: 64 << 20,
+            busy_cap: 256 << 20,
+        }
+    }
+}
+
+/// Options of a [`GpuBackend`](crate::GpuBackend): which device, its budget, and staging.
+/// Fields can be set directly or with the builder methods:
+///
+/// ```
+/// use memhc_gpu::GpuOptions;
+/// let options = GpuOptions::default().device(1).budget(8 << 30);
+/// assert_eq!((options.device, options.budget), (1, Some(8 << 30)));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GpuOptions {
+    /// The device ordinal, as the driver numbers the visible devices (0 unless told).
+    pub device: usize,
+    /// The bytes of device memory the backend may allocate (device and managed together).
+    /// `None`: the device's free memory when the backend is created, minus
+    /// [`default_margin`]. A budget above the free memory is refused.
+    pub budget: Option<usize>,
+    /// How copies are staged.
+    pub staging: StagingLimits,
+}
+
+impl GpuOptions {
+    /// Sets the device ordinal.
+    pub fn device(mut self, index: usize) -> Self {
+        self.device = index;
+        self
+    }
+
+    /// Sets the budget in bytes (for oversubscription experiments on a card larger than the
+    /// data).
+    pub fn budget(mut self, bytes: usize) -> Self {
+        self.budget = Some(bytes);
+        self
+    }
+
+    /// Sets the staging limits.
+    pub fn staging(mut self, limits: StagingLimits) -> Self {
+        self.staging = limits;
+        self
+    }
+
+    /// The budget on a device of `kind` with `free` bytes free: the one asked for, which must
+    /// be positive and at most `free` ([`BackendError::InvalidArgument`] otherwise), or
+    /// [`default_budget`], which must be positive ([`BackendError::Unavailable`] otherwise).
+    pub fn resolve_budget(&self, kind: &str, free: usize) -> Result<usize, BackendError> {
+        match self.budget {
+            Some(0) => Err(BackendError::invalid(
+                BackendOp::Alloc,
+                "a budget of zero bytes",
+            )),
+            Some(b) if b > free => Err(BackendError::invalid(
+                BackendOp::Alloc,
+                format!("a budget of {b} bytes, but the device has {free} bytes free"),
+            )),
+            Some(b) => Ok(b),
+            None => match default_budget(free) {
+                0 => Err(BackendError::Unavailable(format!(
+                    "{kind} device {} has only {free} bytes free, less than the margin the \
+                     backend leaves; give a budget explicitly",
+                    self.device
+                ))),
+                b => Ok(b),
+            },
+        }
+    }
+
+    /// Checks the staging limits: a chunk of zero bytes is an invalid argument.
+    pub fn validate(&self) -> Result<(), BackendError> {
+        if self.staging.chunk == 0 {
+            return Err(BackendError::invalid(
+                BackendOp::CopyH2D,
+                "a staging chunk of zero bytes",
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budget_leaves_a_margin() {
+        assert_eq!(default_budget(80 << 30), (80 << 30) - ((80 << 30) / 32));
+        assert_eq!(default_budget(1 << 30), (1 << 30) - (512 << 20));
+        assert_eq!(default_budget(100), 0);
+        assert_eq!(default_margin(64 << 30), 2 << 30);
+    }
+
+    #[test]
+    fn budgets_are_resolved_or_refused_in_one_line() {
+        let o = GpuOptions::default();
+        assert_eq!(o.resolve_budget("X", 4 << 30), Ok((4 << 30) - (512 << 20)));
+        let e = o.resolve_budget("HIP", 100).err().map(|e| e.to_string());
+        assert_eq!(
+            e.as_deref(),
+            Some(
+                "backend unavailable: HIP device 0 has only 100 bytes free, less than the \
+                 margin the backend leaves; give a budget explicitly"
+            )
+        );
+        assert_eq!(o.clone().budget(7).resolve_budget("X", 100), Ok(7));
+        for b in [0, 101] {
+            match o.clone().budget(b).resolve_budget("X", 100) {
+                Err(BackendError::InvalidArgument { reason, .. }) => {
+                    assert!(reason.contains("budget"), "{reason}");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_zero_chunk_is_refused() {
+        let mut o = GpuOptions::default();
+        assert!(o.validate().is_ok());
+        o.staging.chunk = 0;
+        assert!(matches!(
+            o.validate(),
+            Err(BackendError::InvalidArgument { .. })
+        ));
+    }
+}

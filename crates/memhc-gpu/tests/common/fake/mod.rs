@@ -1,0 +1,546 @@
+//! A fake device behind [`DeviceApi`]: device memory is host memory (`Vec<u8>` per allocation,
+//! found by address), streams are queues of work that run in order, and the BLAS routines are
+//! memhc-core's reference GEMM over that memory. It is as strict as a real device where the
+//! skeleton could go wrong, and stricter:
+//!
+//! * in [`Progress::Lazy`] mode nothing runs until something waits for it (an event or stream
+//!   synchronisation, or a device-wide one), so work that is not ordered by the stream or by
+//!   events reads stale data; [`Progress::OnQuery`] also completes work an event query asks
+//!   about, [`Progress::Eager`] runs everything at once;
+//! * the pointer-array GEMM reads its pointer table from fake device memory when it runs, so a
+//!   table uploaded late or overwritten early shows;
+//! * every address the device touches must lie inside a live allocation, and the host must not
+//!   write, read or free page-locked memory while a queued copy still uses it: each breach is
+//!   recorded in [`Stats::violations`] (and the tests check there is none).
+
+#![allow(dead_code)]
+
+mod state;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use memhc_core::backend::{Location, MemInfo, check_range};
+use memhc_core::{BackendError, BackendOp};
+use memhc_gpu::{BatchedGemm, DeviceAllocation, DeviceApi, Geam, PinnedAllocation, StridedGemm};
+use state::{PinnedData, Queue, State, Work, lock};
+
+/// When queued work runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Progress {
+    /// When it is enqueued.
+    Eager,
+    /// Only when something waits for it.
+    Lazy,
+    /// When something waits for it or queries an event recorded after it.
+    OnQuery,
+}
+
+/// The fake device's size and behaviour.
+#[derive(Clone, Copy, Debug)]
+pub struct FakeConfig {
+    /// Device memory in bytes.
+    pub capacity: usize,
+    /// Whether it has managed memory.
+    pub managed: bool,
+    /// When work runs.
+    pub progress: Progress,
+    /// Whether a violation panics at once (else it is only recorded).
+    pub strict: bool,
+}
+
+impl Default for FakeConfig {
+    fn default() -> Self {
+        FakeConfig {
+            capacity: 4 << 30,
+            managed: true,
+            progress: Progress::Lazy,
+            strict: true,
+        }
+    }
+}
+
+/// What the fake device saw.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    /// Page-locked allocations made.
+    pub host_allocs: usize,
+    /// Page-locked bytes allocated now.
+    pub pinned_live: usize,
+    /// The most page-locked bytes allocated at once.
+    pub pinned_peak: usize,
+    /// Device allocations made (buffers and pointer tables).
+    pub mallocs: usize,
+    /// Host-to-device copies enqueued, with their sizes.
+    pub h2d: Vec<usize>,
+    /// Device-to-host copies enqueued, with their sizes.
+    pub d2h: Vec<usize>,
+    /// Pointer-array GEMMs run.
+    pub batched: usize,
+    /// Streams created.
+    pub streams: usize,
+    /// Everything the device or the host did that a real device would punish.
+    pub violations: Vec<String>,
+}
+
+struct Device {
+    config: FakeConfig,
+    state: Mutex<State>,
+}
+
+impl std::fmt::Debug for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "fake device {:?}", self.config)
+    }
+}
+
+impl Device {
+    fn state(&self) -> MutexGuard<'_, State> {
+        lock(&self.state)
+    }
+}
+
+/// The fake device API.
+#[derive(Debug, Clone)]
+pub struct Fake(Arc<Device>);
+
+impl Fake {
+    /// A fresh fake device.
+    pub fn new(config: FakeConfig) -> Self {
+        let state = State {
+            next_address: 0x7000_0000_0000,
+            strict: config.strict,
+            ..State::default()
+        };
+        Fake(Arc::new(Device {
+            config,
+            state: Mutex::new(state),
+        }))
+    }
+
+    /// What the device saw so far.
+    pub fn stats(&self) -> Stats {
+        self.0.state().stats.clone()
+    }
+
+    fn enqueue(&self, stream: u64, work: Work) {
+        let mut s = self.0.state();
+        let seq = match s.queues.get_mut(&stream) {
+            Some(q) => {
+                q.work.push_back(work);
+                q.enqueued += 1;
+                q.enqueued
+            }
+            None => {
+                s.violation(format!("work enqueued on destroyed stream {stream}"));
+                return;
+            }
+        };
+        if self.0.config.progress == Progress::Eager {
+            s.run(stream, seq);
+        }
+    }
+
+    fn alloc(&self, bytes: usize, managed: bool) -> Result<FakeMemory, BackendError> {
+        let mut s = self.0.state();
+        let free = self.0.config.capacity - s.used;
+        if bytes > free {
+            return Err(BackendError::OutOfMemory {
+                requested: bytes,
+                free,
+            });
+        }
+        let address = s.next_address;
+        // A gap after every allocation: an access past the end touches nothing allocated.
+        s.next_address += (bytes as u64).div_ceil(4096) * 4096 + 4096;
+        s.allocs
+            .insert(address, Arc::new(Mutex::new(vec![0xa5; bytes])));
+        s.managed.insert(address, managed);
+        s.used += bytes;
+        s.stats.mallocs += 1;
+        Ok(FakeMemory {
+            device: Arc::clone(&self.0),
+            address,
+            bytes,
+            managed,
+        })
+    }
+}
+
+/// Fake device memory.
+#[derive(Debug)]
+pub struct FakeMemory {
+    device: Arc<Device>,
+    address: u64,
+    bytes: usize,
+    managed: bool,
+}
+
+impl DeviceAllocation for FakeMemory {
+    fn bytes(&self) -> usize {
+        self.bytes
+    }
+    fn address(&self) -> u64 {
+        self.address
+    }
+    fn is_managed(&self) -> bool {
+        self.managed
+    }
+}
+
+impl Drop for FakeMemory {
+    fn drop(&mut self) {
+        let mut s = self.device.state();
+        s.allocs.remove(&self.address);
+        s.managed.remove(&self.address);
+        s.used -= self.bytes;
+    }
+}
+
+/// Fake page-locked memory.
+pub struct FakePinned {
+    device: Arc<Device>,
+    data: Arc<PinnedData>,
+    bytes: usize,
+}
+
+impl std::fmt::Debug for FakePinned {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "FakePinned({} bytes)", self.bytes)
+    }
+}
+
+impl FakePinned {
+    fn check_idle(&self, what: &str) {
+        let users = self.data.users.load(Ordering::SeqCst);
+        if users > 0 {
+            self.device.state().violation(format!(
+                "the host {what} a page-locked buffer that {users} queued copies use"
+            ));
+        }
+    }
+}
+
+impl PinnedAllocation for FakePinned {
+    fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    fn write(&mut self, offset: usize, src: &[u8]) -> Result<(), BackendError> {
+        check_range(BackendOp::CopyH2D, "staging", self.bytes, offset, src.len())?;
+        self.check_idle("wrote");
+        lock(&self.data.bytes)[offset..offset + src.len()].copy_from_slice(src);
+        Ok(())
+    }
+
+    fn read(&self, offset: usize, dst: &mut [u8]) -> Result<(), BackendError> {
+        check_range(BackendOp::CopyD2H, "pinned", self.bytes, offset, dst.len())?;
+        self.check_idle("read");
+        dst.copy_from_slice(&lock(&self.data.bytes)[offset..offset + dst.len()]);
+        Ok(())
+    }
+}
+
+impl Drop for FakePinned {
+    fn drop(&mut self) {
+        self.check_idle("freed");
+        self.device.state().stats.pinned_live -= self.bytes;
+    }
+}
+
+/// A fake stream.
+#[derive(Debug)]
+pub struct FakeStream {
+    device: Arc<Device>,
+    id: u64,
+}
+
+impl Drop for FakeStream {
+    fn drop(&mut self) {
+        let mut s = self.device.state();
+        let queued = s.queues.remove(&self.id).map_or(0, |q| q.work.len());
+        if queued > 0 {
+            s.violation(format!("stream {} destroyed with {queued} queued", self.id));
+        }
+    }
+}
+
+/// A fake event.
+#[derive(Debug)]
+pub struct FakeEvent {
+    device: Arc<Device>,
+    id: u64,
+}
+
+impl Drop for FakeEvent {
+    fn drop(&mut self) {
+        self.device.state().events.remove(&self.id);
+    }
+}
+
+/// A fake BLAS handle: the stream it is bound to.
+#[derive(Debug)]
+pub struct FakeBlas(u64);
+
+impl Fake {
+    fn event_record_of(&self, event: &FakeEvent) -> Option<(u64, u64)> {
+        self.0.state().events.get(&event.id).copied().flatten()
+    }
+}
+
+impl DeviceApi for Fake {
+    const KIND: &'static str = "fake";
+    type Memory = FakeMemory;
+    type Pinned = FakePinned;
+    type Stream = FakeStream;
+    type Event = FakeEvent;
+    type Blas = FakeBlas;
+
+    fn open(device: usize) -> Result<Self, BackendError> {
+        if device == 0 {
+            Ok(Fake::new(FakeConfig::default()))
+        } else {
+            Err(BackendError::Unavailable(format!(
+                "no fake device {device}: there is 1"
+            )))
+        }
+    }
+
+    fn device_name(&self) -> &str {
+        "fake device"
+    }
+
+    fn describe(&self, budget: usize) -> String {
+        format!(
+            "fake device ({:?}, budget {budget} bytes)",
+            self.0.config.progress
+        )
+    }
+
+    fn mem_get_info(&self) -> Result<MemInfo, BackendError> {
+        let used = self.0.state().used;
+        Ok(MemInfo {
+            free: self.0.config.capacity - used,
+            total: self.0.config.capacity,
+        })
+    }
+
+    fn synchronize(&self) -> Result<(), BackendError> {
+        self.0.state().run_all();
+        Ok(())
+    }
+
+    fn malloc(&self, bytes: usize) -> Result<FakeMemory, BackendError> {
+        self.alloc(bytes, false)
+    }
+
+    fn free(&self, memory: FakeMemory) -> Result<(), BackendError> {
+        drop(memory);
+        Ok(())
+    }
+
+    fn host_alloc(&self, bytes: usize) -> Result<FakePinned, BackendError> {
+        let mut s = self.0.state();
+        s.stats.host_allocs += 1;
+        s.stats.pinned_live += bytes;
+        s.stats.pinned_peak = s.stats.pinned_peak.max(s.stats.pinned_live);
+        Ok(FakePinned {
+            device: Arc::clone(&self.0),
+            data: Arc::new(PinnedData {
+                bytes: Mutex::new(vec![0x5a; bytes]),
+                users: AtomicUsize::new(0),
+            }),
+            bytes,
+        })
+    }
+
+    fn stream_create(&self) -> Result<FakeStream, BackendError> {
+        let mut s = self.0.state();
+        let id = s.id();
+        s.queues.insert(id, Queue::default());
+        s.stats.streams += 1;
+        Ok(FakeStream {
+            device: Arc::clone(&self.0),
+            id,
+        })
+    }
+
+    fn stream_synchronize(&self, stream: &FakeStream) -> Result<(), BackendError> {
+        let mut s = self.0.state();
+        let seq = s.queues.get(&stream.id).map_or(0, |q| q.enqueued);
+        s.run(stream.id, seq);
+        Ok(())
+    }
+
+    fn event_create(&self) -> Result<FakeEvent, BackendError> {
+        let mut s = self.0.state();
+        let id = s.id();
+        s.events.insert(id, None);
+        Ok(FakeEvent {
+            device: Arc::clone(&self.0),
+            id,
+        })
+    }
+
+    fn event_record(&self, event: &FakeEvent, stream: &FakeStream) -> Result<(), BackendError> {
+        let mut s = self.0.state();
+        let seq = s.queues.get(&stream.id).map_or(0, |q| q.enqueued);
+        s.events.insert(event.id, Some((stream.id, seq)));
+        Ok(())
+    }
+
+    fn stream_wait_event(
+        &self,
+        stream: &FakeStream,
+        event: &FakeEvent,
+    ) -> Result<(), BackendError> {
+        if let Some((on, seq)) = self.event_record_of(event) {
+            self.enqueue(stream.id, Work::Wait { stream: on, seq });
+        }
+        Ok(())
+    }
+
+    fn event_query(&self, event: &FakeEvent) -> Result<bool, BackendError> {
+        let Some((on, seq)) = self.event_record_of(event) else {
+            return Ok(true);
+        };
+        let mut s = self.0.state();
+        if self.0.config.progress == Progress::OnQuery {
+            s.run(on, seq);
+        }
+        Ok(s.queues.get(&on).is_none_or(|q| q.done >= seq))
+    }
+
+    fn event_synchronize(&self, event: &FakeEvent) -> Result<(), BackendError> {
+        if let Some((on, seq)) = self.event_record_of(event) {
+            self.0.state().run(on, seq);
+        }
+        Ok(())
+    }
+
+    fn copy_h2d_async(
+        &self,
+        stream: &FakeStream,
+        src: &FakePinned,
+        src_offset: usize,
+        dst: &FakeMemory,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<(), BackendError> {
+        check_range(BackendOp::CopyH2D, "staging", src.bytes, src_offset, len)?;
+        check_range(BackendOp::CopyH2D, "device", dst.bytes, dst_offset, len)?;
+        src.data.users.fetch_add(1, Ordering::SeqCst);
+        self.0.state().stats.h2d.push(len);
+        let work = Work::H2d {
+            src: Arc::clone(&src.data),
+            src_offset,
+            dst: dst.address + dst_offset as u64,
+            len,
+        };
+        self.enqueue(stream.id, work);
+        Ok(())
+    }
+
+    fn copy_d2h_async(
+        &self,
+        stream: &FakeStream,
+        src: &FakeMemory,
+        src_offset: usize,
+        dst: &FakePinned,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<(), BackendError> {
+        check_range(BackendOp::CopyD2H, "device", src.bytes, src_offset, len)?;
+        check_range(BackendOp::CopyD2H, "pinned", dst.bytes, dst_offset, len)?;
+        dst.data.users.fetch_add(1, Ordering::SeqCst);
+        self.0.state().stats.d2h.push(len);
+        let work = Work::D2h {
+            src: src.address + src_offset as u64,
+            dst: Arc::clone(&dst.data),
+            dst_offset,
+            len,
+        };
+        self.enqueue(stream.id, work);
+        Ok(())
+    }
+
+    fn blas_create(&self, stream: &FakeStream) -> Result<FakeBlas, BackendError> {
+        Ok(FakeBlas(stream.id))
+    }
+
+    fn gemm_batched(&self, blas: &FakeBlas, call: &BatchedGemm) -> Result<(), BackendError> {
+        self.enqueue(blas.0, Work::Batched(call.clone()));
+        Ok(())
+    }
+
+    fn gemm_strided_batched(
+        &self,
+        blas: &FakeBlas,
+        call: &StridedGemm,
+    ) -> Result<(), BackendError> {
+        self.enqueue(blas.0, Work::Strided(call.clone()));
+        Ok(())
+    }
+
+    fn geam(&self, blas: &FakeBlas, call: &Geam) -> Result<(), BackendError> {
+        self.enqueue(blas.0, Work::Geam(call.clone()));
+        Ok(())
+    }
+
+    fn managed_memory(&self) -> Result<(), String> {
+        if self.0.config.managed {
+            Ok(())
+        } else {
+            Err("this fake device was made without it".into())
+        }
+    }
+
+    fn malloc_managed(&self, bytes: usize) -> Result<FakeMemory, BackendError> {
+        self.alloc(bytes, true)
+    }
+
+    fn managed_write(
+        &self,
+        dst: &FakeMemory,
+        offset: usize,
+        src: &[u8],
+    ) -> Result<(), BackendError> {
+        check_range(BackendOp::CopyH2D, "managed", dst.bytes, offset, src.len())?;
+        self.0
+            .state()
+            .write(dst.address + offset as u64, src)
+            .map_err(|e| BackendError::invalid(BackendOp::CopyH2D, e))
+    }
+
+    fn managed_read(
+        &self,
+        src: &FakeMemory,
+        offset: usize,
+        dst: &mut [u8],
+    ) -> Result<(), BackendError> {
+        check_range(BackendOp::CopyD2H, "managed", src.bytes, offset, dst.len())?;
+        self.0
+            .state()
+            .read(src.address + offset as u64, dst)
+            .map_err(|e| BackendError::invalid(BackendOp::CopyD2H, e))
+    }
+
+    fn advise_read_mostly(&self, memory: &FakeMemory) -> Result<(), BackendError> {
+        assert!(memory.managed, "advice on memory that is not managed");
+        Ok(())
+    }
+
+    fn prefetch(
+        &self,
+        stream: &FakeStream,
+        memory: &FakeMemory,
+        to: Location,
+    ) -> Result<(), BackendError> {
+        assert!(
+            memory.managed,
+            "prefetch of memory that is not managed: {to:?}"
+        );
+        self.enqueue(stream.id, Work::Nop);
+        Ok(())
+    }
+}

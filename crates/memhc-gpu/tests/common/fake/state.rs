@@ -1,0 +1,248 @@
+//! The fake device's memory and queues: allocations found by address, one queue of work per
+//! stream, and the execution of that work (copies, and the BLAS routines by memhc-core's
+//! reference GEMM) when something waits for it.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use memhc_core::Complex64;
+use memhc_core::backend::gemm::{GemmShape, extent};
+use memhc_core::backend::{as_bytes, as_bytes_mut};
+use memhc_gpu::{BatchedGemm, Geam, StridedGemm};
+use memhc_testkit::conformance::reference_gemm;
+
+use super::Stats;
+
+pub(super) struct PinnedData {
+    pub(super) bytes: Mutex<Vec<u8>>,
+    /// Queued copies that still use the buffer.
+    pub(super) users: AtomicUsize,
+}
+
+pub(super) enum Work {
+    H2d {
+        src: Arc<PinnedData>,
+        src_offset: usize,
+        dst: u64,
+        len: usize,
+    },
+    D2h {
+        src: u64,
+        dst: Arc<PinnedData>,
+        dst_offset: usize,
+        len: usize,
+    },
+    Batched(BatchedGemm),
+    Strided(StridedGemm),
+    Geam(Geam),
+    Wait {
+        stream: u64,
+        seq: u64,
+    },
+    Nop,
+}
+
+#[derive(Default)]
+pub(super) struct Queue {
+    pub(super) work: VecDeque<Work>,
+    pub(super) enqueued: u64,
+    pub(super) done: u64,
+}
+
+/// The bytes of one fake allocation.
+pub(super) type Bytes = Arc<Mutex<Vec<u8>>>;
+
+#[derive(Default)]
+pub(super) struct State {
+    pub(super) allocs: BTreeMap<u64, Bytes>,
+    pub(super) managed: HashMap<u64, bool>,
+    pub(super) next_address: u64,
+    pub(super) used: usize,
+    pub(super) queues: HashMap<u64, Queue>,
+    pub(super) events: HashMap<u64, Option<(u64, u64)>>,
+    pub(super) next_id: u64,
+    pub(super) strict: bool,
+    pub(super) stats: Stats,
+}
+
+impl State {
+    pub(super) fn violation(&mut self, what: String) {
+        if self.strict && !std::thread::panicking() {
+            panic!("fake device: {what}");
+        }
+        self.stats.violations.push(what);
+    }
+
+    /// The allocation holding `[address, address + len)` and the offset of `address` in it.
+    pub(super) fn region(&self, address: u64, len: usize) -> Result<(Bytes, usize), String> {
+        let (base, data) = self
+            .allocs
+            .range(..=address)
+            .next_back()
+            .ok_or_else(|| format!("address {address:#x} is not allocated"))?;
+        let offset = (address - base) as usize;
+        let size = lock(data).len();
+        if offset + len > size {
+            return Err(format!(
+                "bytes {offset}..{} of the {size}-byte allocation at {base:#x}",
+                offset + len
+            ));
+        }
+        Ok((Arc::clone(data), offset))
+    }
+
+    pub(super) fn read(&self, address: u64, dst: &mut [u8]) -> Result<(), String> {
+        let (data, offset) = self.region(address, dst.len())?;
+        dst.copy_from_slice(&lock(&data)[offset..offset + dst.len()]);
+        Ok(())
+    }
+
+    pub(super) fn write(&self, address: u64, src: &[u8]) -> Result<(), String> {
+        let (data, offset) = self.region(address, src.len())?;
+        lock(&data)[offset..offset + src.len()].copy_from_slice(src);
+        Ok(())
+    }
+
+    pub(super) fn elements(&self, address: u64, n: usize) -> Result<Vec<Complex64>, String> {
+        let mut v = vec![Complex64::new(0.0, 0.0); n];
+        self.read(address, as_bytes_mut(&mut v))?;
+        Ok(v)
+    }
+
+    /// `C = alpha op(A) op(B) + beta C` on device memory, by the reference.
+    pub(super) fn gemm(&self, shape: &GemmShape, a: u64, b: u64, c: u64) -> Result<(), String> {
+        let (ea, eb) = if shape.k > 0 {
+            (shape.a_extent(), shape.b_extent())
+        } else {
+            (0, 0)
+        };
+        let (av, bv) = (self.elements(a, ea)?, self.elements(b, eb)?);
+        let mut cv = self.elements(c, shape.c_extent())?;
+        reference_gemm(shape, &av, &bv, &mut cv);
+        self.write(c, as_bytes(&cv))
+    }
+
+    pub(super) fn geam(&self, call: &Geam) -> Result<(), String> {
+        let s = call.shape();
+        let zero = Complex64::new(0.0, 0.0);
+        for it in call.items() {
+            let a = if s.alpha == zero {
+                Vec::new()
+            } else {
+                self.elements(it.a, extent(s.m, s.n, s.lda))?
+            };
+            let b = if s.beta == zero {
+                Vec::new()
+            } else {
+                self.elements(it.b, extent(s.m, s.n, s.ldb))?
+            };
+            let mut c = self.elements(it.c, extent(s.m, s.n, s.ldc))?;
+            for col in 0..s.n {
+                for row in 0..s.m {
+                    let mut v = zero;
+                    if s.alpha != zero {
+                        v += s.alpha * a[row + col * s.lda];
+                    }
+                    if s.beta != zero {
+                        v += s.beta * b[row + col * s.ldb];
+                    }
+                    c[row + col * s.ldc] = v;
+                }
+            }
+            self.write(it.c, as_bytes(&c))?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn execute(&mut self, work: Work) {
+        let outcome = match &work {
+            Work::H2d {
+                src,
+                src_offset,
+                dst,
+                len,
+            } => {
+                let bytes = lock(&src.bytes)[*src_offset..src_offset + len].to_vec();
+                src.users.fetch_sub(1, Ordering::SeqCst);
+                self.write(*dst, &bytes)
+            }
+            Work::D2h {
+                src,
+                dst,
+                dst_offset,
+                len,
+            } => {
+                let mut bytes = vec![0u8; *len];
+                let read = self.read(*src, &mut bytes);
+                if read.is_ok() {
+                    lock(&dst.bytes)[*dst_offset..dst_offset + len].copy_from_slice(&bytes);
+                }
+                dst.users.fetch_sub(1, Ordering::SeqCst);
+                read
+            }
+            Work::Batched(call) => {
+                self.stats.batched += 1;
+                self.batched(call)
+            }
+            Work::Strided(call) => (0..call.count() as u64).try_for_each(|i| {
+                let at = |s: memhc_gpu::Strided| s.address + i * 16 * s.stride as u64;
+                self.gemm(call.shape(), at(call.a()), at(call.b()), at(call.c()))
+            }),
+            Work::Geam(call) => self.geam(call),
+            Work::Wait { stream, seq } => {
+                self.run(*stream, *seq);
+                Ok(())
+            }
+            Work::Nop => Ok(()),
+        };
+        if let Err(e) = outcome {
+            self.violation(format!("device fault: {e}"));
+        }
+    }
+
+    pub(super) fn batched(&self, call: &BatchedGemm) -> Result<(), String> {
+        let n = call.count();
+        let mut table = vec![0u8; 24 * n];
+        self.read(call.a_array(), &mut table)?;
+        let entry = |i: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&table[8 * i..8 * i + 8]);
+            u64::from_ne_bytes(w)
+        };
+        (0..n).try_for_each(|i| self.gemm(call.shape(), entry(i), entry(n + i), entry(2 * n + i)))
+    }
+
+    /// Runs stream `id` until `seq` pieces of its work have completed.
+    pub(super) fn run(&mut self, id: u64, seq: u64) {
+        loop {
+            let Some(q) = self.queues.get_mut(&id) else {
+                return;
+            };
+            if q.done >= seq {
+                return;
+            }
+            let Some(work) = q.work.pop_front() else {
+                return;
+            };
+            q.done += 1;
+            self.execute(work);
+        }
+    }
+
+    pub(super) fn run_all(&mut self) {
+        let ids: Vec<(u64, u64)> = self.queues.iter().map(|(i, q)| (*i, q.enqueued)).collect();
+        for (id, seq) in ids {
+            self.run(id, seq);
+        }
+    }
+
+    pub(super) fn id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+}
+
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
