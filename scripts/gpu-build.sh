@@ -42,7 +42,7 @@ cargo bench -p memhc-cuda --no-run --message-format=json \
     done
 echo "building memhc-synth ..." >&2
 cargo build --release -p memhc-synth --features cuda
-cp target/release/memhc-synth "$out/memhc-synth"
+cp "${CARGO_TARGET_DIR:-target}/release/memhc-synth" "$out/memhc-synth"
 
 find "$out" -type f -exec strip --strip-debug {} \;
 {
