@@ -75,23 +75,25 @@ impl FromStr for Dist {
     type Err = SynthError;
 
     fn from_str(s: &str) -> Result<Self> {
-        let bad = |why: &str| {
-            Err(SynthError::Usage(format!(
-                "unknown distribution '{s}' ({why}uniform, gaussian, recent or recent:K with K >= 1)"
-            )))
+        let unknown = || {
+            SynthError::Usage(format!(
+                "unknown distribution '{s}' (uniform, gaussian, recent or recent:K)"
+            ))
         };
         match s.split_once(':') {
             None => match s {
                 "uniform" => Ok(Dist::Uniform),
                 "gaussian" => Ok(Dist::Gaussian),
                 "recent" => Ok(Dist::Recent(Self::DEFAULT_RECENT)),
-                _ => bad(""),
+                _ => Err(unknown()),
             },
             Some(("recent", k)) => match k.parse::<usize>() {
                 Ok(k) if k >= 1 => Ok(Dist::Recent(k)),
-                _ => bad("K must be a whole number of vectors, at least 1: "),
+                _ => Err(SynthError::Usage(format!(
+                    "unknown distribution '{s}': K in recent:K is a number of vectors, at least 1"
+                ))),
             },
-            Some(_) => bad(""),
+            Some(_) => Err(unknown()),
         }
     }
 }
