@@ -58,7 +58,7 @@ struct RunArgs {
     /// Repeated rate: the share of a vector's input slots that take an earlier node (0 to 1).
     #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
     repeat: f64,
-    /// How repeated nodes are chosen: uniform or gaussian.
+    /// How repeated nodes are chosen: uniform, gaussian, or recent:K (new in the last K vectors).
     #[arg(long, default_value = "uniform")]
     dist: String,
     /// Oversubscription rate O >= 0: the device budget is peak / (1 + O), where peak is the

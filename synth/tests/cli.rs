@@ -37,6 +37,21 @@ fn records(path: &PathBuf) -> Vec<serde_json::Value> {
     serde_json::from_str::<Vec<serde_json::Value>>(&text).unwrap()
 }
 
+/// `--dist recent:K` runs, and its records name the distribution as given.
+#[test]
+fn recent_distribution_runs_and_is_recorded() {
+    let dir = scratch("recent");
+    let json = dir.join("r.json");
+    let mut args = SMALL.to_vec();
+    args.extend_from_slice(&["--dist", "recent:2", "--oversub", "1", "--json"]);
+    args.push(json.to_str().unwrap());
+    let o = synth(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = records(&json);
+    assert_eq!(r[0]["dist"], "recent:2");
+    assert!(r[0]["misses"].as_u64().unwrap() >= r[0]["miss_lower_bound"].as_u64().unwrap());
+}
+
 #[test]
 fn fig6_replay_prints_the_papers_counts() {
     let o = synth(&[
@@ -257,6 +272,7 @@ fn bad_input_is_one_line_and_exit_code_2() {
         (&["--backend", "cuda"], "--backend cuda"),
         (&["--backend", "tpu"], "unknown backend"),
         (&["--dist", "poisson"], "unknown distribution"),
+        (&["--dist", "recent:0"], "unknown distribution 'recent:0'"),
         (&["--sweep", "speed=1"], "--sweep speed=1"),
         (&["--sweep", "vector-size=2.5"], "vector-size"),
         (&["--oversub", "-1"], "--oversub"),

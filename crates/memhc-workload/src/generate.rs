@@ -8,9 +8,13 @@
 //! earlier output) and the rest take new initial nodes; no node appears twice in one vector.
 //! Which slots repeat is drawn at random; which earlier node fills one is drawn
 //!
-//! * **uniform** over all earlier nodes, or
+//! * **uniform** over all earlier nodes,
 //! * **gaussian** over their order of first appearance, centred in the middle of the history
-//!   (standard deviation a sixth of its length, clamped to it),
+//!   (standard deviation a sixth of its length, clamped to it), or
+//! * **recent:K** uniformly over the nodes that first appeared in the last `K` vectors (their
+//!   new inputs and their outputs; while fewer than `K` vectors have run, the initial nodes
+//!   too), widened back through the history when that window holds fewer nodes than the
+//!   vector repeats,
 //!
 //! redrawing a node already taken in the vector. Before the first vector, the history holds
 //! just enough initial nodes (`round(repeat * 2 vector_size)`) for its repeated slots. Outputs
@@ -32,22 +36,38 @@ use rand_distr::{Distribution, Normal};
 use crate::error::{Result, SynthError, WorkloadError};
 use crate::workload::{ContractionSpec, NodeData, NodeSpec, Workload};
 
-/// How a repeated slot picks its earlier node.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
+/// How a repeated slot picks its earlier node. Written and parsed as `uniform`, `gaussian`
+/// and `recent:K` (`recent` alone is `recent:1`); serialised as the same string.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dist {
     /// Uniformly over all earlier nodes.
     Uniform,
     /// Normally over their order of first appearance, centred in the middle.
     Gaussian,
+    /// Uniformly over the nodes that first appeared in the last `K` vectors (`K >= 1`): reuse
+    /// at a short, bounded distance, the regime of the paper's Fig. 6 (`K = 1`: the previous
+    /// vector).
+    Recent(usize),
+}
+
+impl Dist {
+    /// The window of `recent` when `recent` is given without `:K`.
+    pub const DEFAULT_RECENT: usize = 1;
 }
 
 impl fmt::Display for Dist {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Dist::Uniform => "uniform",
-            Dist::Gaussian => "gaussian",
-        })
+        match self {
+            Dist::Uniform => f.write_str("uniform"),
+            Dist::Gaussian => f.write_str("gaussian"),
+            Dist::Recent(k) => write!(f, "recent:{k}"),
+        }
+    }
+}
+
+impl serde::Serialize for Dist {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
     }
 }
 
@@ -55,12 +75,25 @@ impl FromStr for Dist {
     type Err = SynthError;
 
     fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "uniform" => Ok(Dist::Uniform),
-            "gaussian" => Ok(Dist::Gaussian),
-            other => Err(SynthError::Usage(format!(
-                "unknown distribution '{other}' (uniform or gaussian)"
-            ))),
+        let unknown = || {
+            SynthError::Usage(format!(
+                "unknown distribution '{s}' (uniform, gaussian, recent or recent:K)"
+            ))
+        };
+        match s.split_once(':') {
+            None => match s {
+                "uniform" => Ok(Dist::Uniform),
+                "gaussian" => Ok(Dist::Gaussian),
+                "recent" => Ok(Dist::Recent(Self::DEFAULT_RECENT)),
+                _ => Err(unknown()),
+            },
+            Some(("recent", k)) => match k.parse::<usize>() {
+                Ok(k) if k >= 1 => Ok(Dist::Recent(k)),
+                _ => Err(SynthError::Usage(format!(
+                    "unknown distribution '{s}': K in recent:K is a number of vectors, at least 1"
+                ))),
+            },
+            Some(_) => Err(unknown()),
         }
     }
 }
@@ -114,12 +147,34 @@ impl SynthParams {
         if !(0.0..=1.0).contains(&self.repeat) {
             return bad("repeat", format!("{} is not in [0, 1]", self.repeat));
         }
+        if self.dist == Dist::Recent(0) {
+            return bad("dist", "recent needs a window of at least 1 vector".into());
+        }
         Ok(())
     }
 }
 
-/// Picks `count` distinct nodes from `history` (ids in order of first appearance).
-fn pick_earlier(rng: &mut ChaCha8Rng, history: &[String], count: usize, dist: Dist) -> Vec<String> {
+/// Picks `count` distinct nodes from `history` (ids in order of first appearance). `starts[j]`
+/// is the length the history had when vector `j` began (`recent` uses it); `history` holds at
+/// least `count` nodes.
+fn pick_earlier(
+    rng: &mut ChaCha8Rng,
+    history: &[String],
+    starts: &[usize],
+    count: usize,
+    dist: Dist,
+) -> Vec<String> {
+    if let Dist::Recent(k) = dist {
+        // The nodes new in the last `k` vectors, widened back to hold at least `count`.
+        let from = starts
+            .len()
+            .checked_sub(k)
+            .and_then(|j| starts.get(j))
+            .copied()
+            .unwrap_or(0)
+            .min(history.len().saturating_sub(count));
+        return pick_earlier(rng, &history[from..], &[], count, Dist::Uniform);
+    }
     let len = history.len();
     let normal = Normal::new(len as f64 / 2.0, (len as f64 / 6.0).max(0.5)).ok();
     let mut taken = HashSet::with_capacity(count);
@@ -162,6 +217,8 @@ pub fn generate(p: &SynthParams) -> Result<Workload> {
         history.push(id);
     }
     let mut outputs = 0usize;
+    // The history's length at the start of each vector, for `recent`.
+    let mut starts: Vec<usize> = Vec::with_capacity(p.vectors);
     for _ in 0..p.vectors {
         // Which slots repeat: a random subset of exactly `repeated` of them.
         let mut order: Vec<usize> = (0..slots).collect();
@@ -172,7 +229,8 @@ pub fn generate(p: &SynthParams) -> Result<Workload> {
         for &s in &order[..repeated] {
             is_repeat[s] = true;
         }
-        let mut earlier = pick_earlier(&mut rng, &history, repeated, p.dist).into_iter();
+        let mut earlier = pick_earlier(&mut rng, &history, &starts, repeated, p.dist).into_iter();
+        starts.push(history.len());
         let inputs: Vec<String> = is_repeat
             .iter()
             .map(|&rep| match rep {
@@ -225,7 +283,47 @@ mod tests {
     #[test]
     fn distributions_parse() {
         assert_eq!("gaussian".parse::<Dist>().unwrap(), Dist::Gaussian);
-        assert!("poisson".parse::<Dist>().is_err());
+        assert_eq!("recent".parse::<Dist>().unwrap(), Dist::Recent(1));
+        assert_eq!("recent:12".parse::<Dist>().unwrap(), Dist::Recent(12));
+        for bad in [
+            "poisson",
+            "recent:0",
+            "recent:",
+            "recent:-1",
+            "recent:x",
+            "uniform:2",
+        ] {
+            assert!(bad.parse::<Dist>().is_err(), "{bad}");
+        }
+        for d in [Dist::Uniform, Dist::Gaussian, Dist::Recent(3)] {
+            assert_eq!(d.to_string().parse::<Dist>().unwrap(), d);
+            assert_eq!(serde_json::to_string(&d).unwrap(), format!("\"{d}\""));
+        }
+    }
+
+    #[test]
+    fn recent_draws_from_the_window_only() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let history: Vec<String> = (0..100).map(|i| i.to_string()).collect();
+        // Vectors began at 0, 10, 40 and 70: the last two vectors added nodes 40..100.
+        let starts = [0, 10, 40, 70];
+        for _ in 0..100 {
+            for id in pick_earlier(&mut rng, &history, &starts, 6, Dist::Recent(2)) {
+                let i: usize = id.parse().unwrap();
+                assert!((40..100).contains(&i), "{i}");
+            }
+            // A window smaller than the draw widens back: the last 8 nodes for 8 draws.
+            let mut got: Vec<usize> =
+                pick_earlier(&mut rng, &history, &[0, 97], 8, Dist::Recent(1))
+                    .iter()
+                    .map(|id| id.parse().unwrap())
+                    .collect();
+            got.sort();
+            assert_eq!(got, (92..100).collect::<Vec<_>>());
+            // Fewer vectors than the window: everything counts.
+            let early = pick_earlier(&mut rng, &history[..10], &[0], 10, Dist::Recent(4));
+            assert_eq!(early.len(), 10);
+        }
     }
 
     #[test]
@@ -234,7 +332,7 @@ mod tests {
         let history: Vec<String> = (0..1000).map(|i| i.to_string()).collect();
         let mut middle = 0;
         for _ in 0..200 {
-            for id in pick_earlier(&mut rng, &history, 5, Dist::Gaussian) {
+            for id in pick_earlier(&mut rng, &history, &[], 5, Dist::Gaussian) {
                 let i: usize = id.parse().unwrap();
                 if (333..667).contains(&i) {
                     middle += 1;

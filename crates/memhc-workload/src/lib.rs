@@ -14,6 +14,8 @@
 //!   request, and the dry runs on the null backend that give the peak without eviction and the
 //!   Belady lower bound on misses;
 //! * [`replay`]: replays of vectors of equal-sized objects (the paper's Fig. 6);
+//! * [`model`]: an exact model of the runtime's eviction on a workload of equal-sized
+//!   objects, through any policy, that shows what each victim was (`docs/policies.md`);
 //! * [`error`]: one-line errors that say where the problem is.
 //!
 //! The `memhc-synth` tool is the command line over this crate; backend test suites
@@ -25,6 +27,7 @@
 pub mod error;
 pub mod file;
 pub mod generate;
+pub mod model;
 pub mod replay;
 pub mod run;
 pub mod workload;

@@ -1,34 +1,34 @@
 //! The generator's promises (`docs/architecture.md`, "Workloads and metrics"): the repeated
 //! share of every vector is exact, no node appears twice in one vector, a seed reproduces a
-//! run, r = 0 and r = 1 are valid, and the workload it makes is consistent.
+//! run, r = 0 and r = 1 are valid, the workload it makes is consistent, and `recent:K` draws
+//! its repeats from the nodes new in the last K vectors only.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests unwrap what must succeed
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use memhc_workload::{Dist, SynthParams, generate};
 use proptest::prelude::*;
 
+fn dist() -> impl Strategy<Value = Dist> {
+    prop_oneof![
+        Just(Dist::Uniform),
+        Just(Dist::Gaussian),
+        (1usize..5).prop_map(Dist::Recent),
+    ]
+}
+
 fn params() -> impl Strategy<Value = SynthParams> {
-    (
-        1usize..9,
-        1usize..12,
-        0usize..=8,
-        any::<bool>(),
-        any::<u64>(),
-    )
-        .prop_map(|(vs, vectors, r8, gaussian, seed)| SynthParams {
+    (1usize..9, 1usize..12, 0usize..=8, dist(), any::<u64>()).prop_map(
+        |(vs, vectors, r8, dist, seed)| SynthParams {
             tensor_size: 2,
             vector_size: vs,
             vectors,
             repeat: r8 as f64 / 8.0,
-            dist: if gaussian {
-                Dist::Gaussian
-            } else {
-                Dist::Uniform
-            },
+            dist,
             seed,
-        })
+        },
+    )
 }
 
 proptest! {
@@ -66,6 +66,41 @@ proptest! {
     fn a_seed_reproduces_a_run(p in params()) {
         prop_assert_eq!(generate(&p).unwrap(), generate(&p).unwrap());
     }
+
+    /// With `recent:K`, every repeated input of vector `v` is among the nodes new in vectors
+    /// `v - K .. v` (the initial nodes counting as new before vector 0), or, where those are
+    /// fewer than the vector repeats, among the last that many nodes of the history.
+    #[test]
+    fn recent_repeats_come_from_the_last_k_vectors(
+        (p, k) in (params(), 1usize..5).prop_map(|(p, k)| (SynthParams { dist: Dist::Recent(k), ..p }, k))
+    ) {
+        let w = generate(&p).unwrap();
+        let repeated = p.repeated_slots();
+        // The history in order of first appearance, and where each vector's new nodes begin.
+        let mut position: HashMap<String, usize> = HashMap::new();
+        for n in w.nodes.iter().take(repeated) {
+            position.insert(n.id.clone(), position.len());
+        }
+        let mut starts = Vec::new();
+        for (v, vector) in w.vectors.iter().enumerate() {
+            let len = position.len();
+            let from = if v >= k { starts[v - k] } else { 0 };
+            let from = usize::min(from, len - repeated);
+            starts.push(len);
+            let slots = vector.iter().map(|c| &c.a).chain(vector.iter().map(|c| &c.b));
+            for id in slots {
+                match position.get(id) {
+                    Some(&i) => prop_assert!(i >= from, "vector {}: {} at {} < {}", v, id, i, from),
+                    None => {
+                        position.insert(id.clone(), position.len());
+                    }
+                }
+            }
+            for c in vector {
+                position.insert(c.out.clone(), position.len());
+            }
+        }
+    }
 }
 
 #[test]
@@ -84,8 +119,13 @@ fn seeds_and_distributions_matter() {
         dist: Dist::Gaussian,
         ..p.clone()
     };
+    let recent = SynthParams {
+        dist: Dist::Recent(2),
+        ..p.clone()
+    };
     assert_ne!(generate(&p).unwrap(), generate(&other_seed).unwrap());
     assert_ne!(generate(&p).unwrap(), generate(&gaussian).unwrap());
+    assert_ne!(generate(&p).unwrap(), generate(&recent).unwrap());
 }
 
 #[test]
@@ -119,6 +159,10 @@ fn edge_rates_and_bad_parameters() {
         },
         SynthParams {
             tensor_size: 0,
+            ..SynthParams::default()
+        },
+        SynthParams {
+            dist: Dist::Recent(0),
             ..SynthParams::default()
         },
     ] {
