@@ -66,7 +66,9 @@ pub fn table(records: &[Record]) -> String {
     render(&header, &rows)
 }
 
-fn render(header: &[&str], rows: &[Vec<String>]) -> String {
+/// Lays out `rows` under `header` in aligned columns: the first two left-aligned (names), the
+/// others right-aligned (numbers).
+pub fn render(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {

@@ -36,6 +36,6 @@ pub mod run;
 pub mod workload;
 
 pub use error::{Result, SynthError, WorkloadError, human_bytes};
-pub use plan::{Plan, PlanSpec, Prediction, plan};
 pub use generate::{Dist, SynthParams, generate};
+pub use plan::{Plan, PlanSpec, Prediction, plan};
 pub use workload::{Analysis, ContractionSpec, NodeData, NodeSpec, TraceSpec, Workload};

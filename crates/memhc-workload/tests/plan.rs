@@ -47,9 +47,15 @@ fn check_plan_against_real_runs(w: &Workload, oversub: f64, streams: usize) {
                     assert_eq!(*predicted, outcome.stats, "{label}");
                 }
                 (Prediction::DoesNotFit { .. }, Err(_)) => {}
-                (want, got) => panic!("{label}: predicted {want:?}, got {:?}", got.map(|o| o.stats)),
+                (want, got) => panic!(
+                    "{label}: predicted {want:?}, got {:?}",
+                    got.map(|o| o.stats)
+                ),
             }
-            assert!(pp.least_budget <= m.least_budget_without_eviction, "{label}");
+            assert!(
+                pp.least_budget <= m.least_budget_without_eviction,
+                "{label}"
+            );
         }
     }
 }
