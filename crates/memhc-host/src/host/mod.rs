@@ -16,7 +16,9 @@
 //!   host reads and writes in place only once no queued work uses it (see [`managed`]).
 //!
 //! GEMM runs through faer (`faer::linalg::matmul::matmul`), in parallel on rayon's pool by
-//! default ([`HostBackend::with_gemm_threads`]).
+//! default ([`HostBackend::with_gemm_threads`]): a batch of at least as many items as threads,
+//! or of small products, spreads its items over the threads (each product sequential);
+//! otherwise the items run in turn, each product on all the threads.
 //!
 //! Data races are impossible by construction: every buffer sits behind a lock that a job takes
 //! while it runs, so a missing dependency shows up as a wrong order of execution, never as
@@ -86,8 +88,9 @@ impl HostBackend {
         }
     }
 
-    /// Threads per GEMM: 1 runs each GEMM sequentially on its stream's worker, 0 uses all of
-    /// rayon's threads.
+    /// Threads per batched GEMM: 1 runs every product sequentially on its stream's worker, 0
+    /// uses all of rayon's threads (spread over the items of the batch, or inside each product:
+    /// see the [module documentation](self)).
     pub fn with_gemm_threads(mut self, threads: usize) -> Self {
         self.par = if threads == 1 {
             Par::Seq
