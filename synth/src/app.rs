@@ -32,12 +32,14 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Plan device memory exactly without running: the same workload and configuration
-    /// options as a run; prints each mode's peak without eviction and least budget without
-    /// eviction, each policy's least budget that runs, and what a run at the budget will
-    /// count (allocations, pool reuses, hits, misses, evictions, write-backs, bytes moved),
-    /// from dry runs of the runtime on a data-less backend. `plan --tensor-size 32 --policy
-    /// all --oversub 1`.
+    /// Plan device memory exactly, without running: `plan --tensor-size 32 --policy all
+    /// --oversub 1`.
+    ///
+    /// Takes the workload and configuration options of a run, and prints, from dry runs of
+    /// the runtime on a data-less backend: each mode's peak without eviction and least budget
+    /// without eviction; each policy's least budget that runs at all; what a run at the budget
+    /// will count (allocations, pool reuses, hits, misses, evictions, write-backs, bytes moved,
+    /// peak), exactly; and the host memory a run needs.
     Plan(PlanArgs),
     /// Replay vectors of equal-sized objects with room for K of them and print each policy's
     /// evictions, hits and misses: `trace --slots 4 --policy lru,pp-lru 'A B C D' 'E F A B'`.
@@ -234,10 +236,8 @@ pub fn main(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
 fn trace(slots: usize, policy: &str, vectors: &[String]) -> Result<()> {
     let policies = parse_policies(policy)?;
     let vectors = replay::parse_vectors(vectors)?;
-    for line in replay::replay(slots, &policies, &vectors)? {
-        println!("{line}");
-    }
-    Ok(())
+    let lines = replay::replay(slots, &policies, &vectors)?;
+    report::to_stdout(&lines.iter().map(|l| format!("{l}\n")).collect::<String>())
 }
 
 fn synth(a: &RunArgs) -> Result<()> {
@@ -366,10 +366,9 @@ fn synth(a: &RunArgs) -> Result<()> {
     }
     bar.finish_and_clear();
 
-    print!("{}", report::table(&records));
+    report::to_stdout(&report::table(&records))?;
     if a.paper_table {
-        println!();
-        print!("{}", report::paper_table(&records));
+        report::to_stdout(&format!("\n{}", report::paper_table(&records)))?;
     }
     if let Some(path) = &a.json {
         report::write_json(path, &records)?;

@@ -37,8 +37,8 @@ pub struct WorkloadArgs {
     /// Seed of the generator (runs repeat exactly).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Run a workload file (memhc-workload/1, see docs/workload-format.md) instead of
-    /// generating one.
+    /// Take the workload from a file (memhc-workload/1, see docs/workload-format.md) instead
+    /// of generating one.
     #[arg(long, value_name = "FILE")]
     pub workload: Option<PathBuf>,
 }

@@ -15,7 +15,7 @@ use crate::file;
 use crate::generate::generate;
 use crate::host_memory::{HostNeeds, admit, dry_run_needs, host_needs};
 use crate::plan::{Plan, PlanSpec, Prediction, plan};
-use crate::report::render;
+use crate::report::{render, to_stdout};
 use crate::run::peak_without_eviction;
 use crate::workload::Workload;
 
@@ -144,14 +144,13 @@ pub fn plan_command(args: &PlanArgs) -> Result<()> {
             .map_err(|e| SynthError::Usage(format!("cannot encode the plan as JSON: {e}")))
     };
     match &args.json {
-        Some(path) if path.as_os_str() == "-" => println!("{}", json()?),
+        Some(path) if path.as_os_str() == "-" => to_stdout(&(json()? + "\n")),
         Some(path) => {
-            print!("{}", table(&output, &w));
             std::fs::write(path, json()? + "\n").map_err(|e| SynthError::io(path, e))?;
+            to_stdout(&table(&output, &w))
         }
-        None => print!("{}", table(&output, &w)),
+        None => to_stdout(&table(&output, &w)),
     }
-    Ok(())
 }
 
 /// Bytes exactly, and in words: `665420800 bytes (634.6 MiB)`.

@@ -152,6 +152,17 @@ pub fn paper_table(records: &[Record]) -> String {
     out
 }
 
+/// Prints `text` on stdout. A reader that went away (`memhc-synth ... | head`) is not an
+/// error: the rest is not wanted.
+pub fn to_stdout(text: &str) -> Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(SynthError::io("stdout", e)),
+        _ => Ok(()),
+    }
+}
+
 /// Writes the records as a JSON array.
 pub fn write_json(path: &Path, records: &[Record]) -> Result<()> {
     let text = serde_json::to_string_pretty(records)
