@@ -1,6 +1,6 @@
 //! The `memhc-synth` command line: arguments, sweeps, runs, output; `plan` is in
 //! [`planning`](crate::planning), what runs and plans share in [`args`](crate::args), one
-//! prepared point in [`prepared`](crate::prepared). `main.rs` only calls [`main`].
+//! prepared point in `prepared.rs`. `main.rs` only calls [`main`].
 
 use std::path::PathBuf;
 use std::process::ExitCode;

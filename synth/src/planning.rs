@@ -1,8 +1,8 @@
 //! `memhc-synth plan`: exact memory planning without data. It takes a run's workload and
 //! configuration options and prints, from dry runs of the real runtime on the null backend
-//! ([`crate::plan`]), each mode's peak without eviction and least budget without eviction,
-//! each policy's least budget that runs, and for the budget given the statistics a run will
-//! make; plus the host memory a run needs. A table on stdout, or JSON (`--json`).
+//! ([`plan`](mod@crate::plan)), each mode's peak without eviction and least budget without
+//! eviction, each policy's least budget that runs, and for the budget given the statistics a
+//! run will make; plus the host memory a run needs. A table on stdout, or JSON (`--json`).
 
 use std::path::PathBuf;
 

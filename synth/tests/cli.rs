@@ -309,13 +309,16 @@ fn bad_input_is_one_line_and_exit_code_2() {
     assert!(stderr(&o).contains("names A twice"));
 }
 
+/// A refused command: its arguments, its environment, and what its one line says.
+type Refused<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+
 /// Runs too large for the machine, sizes that overflow and queues with nothing to run are
 /// refused before any data is made: one line, exit code 2 (no abort on a failed allocation,
 /// no panic, no run into the machine's limit). `MEMHC_HOST_MEMORY` stands for the machine's
 /// available memory where the case depends on it.
 #[test]
 fn runs_too_large_for_the_host_are_refused_in_one_line() {
-    let cases: &[(&[&str], &[(&str, &str)], &str)] = &[
+    let cases: &[Refused] = &[
         // 2.5 TB per node: refused, not an abort on a failed allocation.
         (
             &["--tensor-size", "100000"],
