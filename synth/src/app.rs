@@ -1,23 +1,26 @@
-//! The `memhc-synth` command line: arguments, sweeps, runs, output. `main.rs` only calls
-//! [`main`].
+//! The `memhc-synth` command line: arguments, sweeps, runs, output; `plan` is in
+//! [`planning`](crate::planning), what runs and plans share in [`args`](crate::args), one
+//! prepared point in `prepared.rs`. `main.rs` only calls [`main`].
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::device::{BackendChoice, run_on};
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use memhc_core::{Mode, PolicyKind};
+use memhc_core::Mode;
 
+use crate::args::{ConfigArgs, WorkloadArgs, check_generated, host_memory, parse_policies};
+use crate::device::{BackendChoice, run_on};
 use crate::error::{Result, SynthError};
-use crate::generate::{Dist, SynthParams, generate};
-use crate::record::Record;
-use crate::run::{Outcome, RunSpec, largest_working_set, miss_lower_bound, peak_without_eviction};
-use crate::workload::{Analysis, Workload};
+use crate::generate::{SynthParams, generate};
+use crate::planning::{PlanArgs, plan_command};
+use crate::prepared::{PointSetup, Prepared, median_run};
+use crate::run::miss_lower_bound;
 use crate::{file, plot, replay, report};
 
 /// The synthetic workload of the MemHC paper: generate a queue of meson contractions, run it
-/// with eviction policies and optimisation modes under a device budget, and report.
+/// with eviction policies and optimisation modes under a device budget, and report; or plan
+/// its memory without running it (`plan`).
 #[derive(Debug, Parser)]
 #[command(name = "memhc-synth", version, about, long_about = None, args_conflicts_with_subcommands = true)]
 pub struct Cli {
@@ -29,6 +32,15 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Plan device memory exactly, without running: `plan --tensor-size 32 --policy all
+    /// --oversub 1`.
+    ///
+    /// Takes the workload and configuration options of a run, and prints, from dry runs of
+    /// the runtime on a data-less backend: each mode's peak without eviction and least budget
+    /// without eviction; each policy's least budget that runs at all; what a run at the budget
+    /// will count (allocations, pool reuses, hits, misses, evictions, write-backs, bytes moved,
+    /// peak), exactly; and the host memory a run needs.
+    Plan(PlanArgs),
     /// Replay vectors of equal-sized objects with room for K of them and print each policy's
     /// evictions, hits and misses: `trace --slots 4 --policy lru,pp-lru 'A B C D' 'E F A B'`.
     Trace {
@@ -46,47 +58,13 @@ enum Command {
 
 #[derive(Debug, Args)]
 struct RunArgs {
-    /// N: each of the 16 spin components of a meson is N x N complex doubles.
-    #[arg(long, default_value_t = 64)]
-    tensor_size: usize,
-    /// Contractions per vector.
-    #[arg(long, default_value_t = 16)]
-    vector_size: usize,
-    /// Number of vectors.
-    #[arg(long, default_value_t = 100)]
-    vectors: usize,
-    /// Repeated rate: the share of a vector's input slots that take an earlier node (0 to 1).
-    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
-    repeat: f64,
-    /// How repeated nodes are chosen: uniform, gaussian, or recent:K (new in the last K vectors).
-    #[arg(long, default_value = "uniform")]
-    dist: String,
-    /// Oversubscription rate O >= 0: the device budget is peak / (1 + O), where peak is the
-    /// most bytes the run holds resident when nothing is evicted. Default 0 (everything fits).
-    #[arg(long, conflicts_with = "budget", allow_negative_numbers = true)]
-    oversub: Option<f64>,
-    /// Device budget in bytes (suffixes K, M, G allowed: 512M, 2G).
-    #[arg(long, value_parser = parse_bytes)]
-    budget: Option<u64>,
-    /// Seed of the generator (runs repeat exactly).
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    #[command(flatten)]
+    workload: WorkloadArgs,
+    #[command(flatten)]
+    config: ConfigArgs,
     /// Backend: host (CPU reference), cuda or rocm.
     #[arg(long, default_value = "host")]
     backend: String,
-    /// Eviction policies, comma separated, or `all`: lru, pp-lru, random, mru, car, clock-pro,
-    /// belady.
-    #[arg(long, default_value = "lru")]
-    policy: String,
-    /// Modes, comma separated: naive, reorg, reorg-sync, optimal, or `all` for these four (the
-    /// paper's Fig. 8); and unified, the managed-memory baseline, on a backend with managed
-    /// memory and without oversubscription (on the host backend it exercises the flow and says
-    /// nothing about GPU performance).
-    #[arg(long, default_value = "optimal")]
-    mode: String,
-    /// Streams the contractions of a vector are spread over.
-    #[arg(long, default_value_t = 4)]
-    streams: usize,
     /// Run every configuration this many times and report the median wall time (and GFLOPS);
     /// the counts are the same in every repetition.
     #[arg(long, default_value_t = 1)]
@@ -110,12 +88,8 @@ struct RunArgs {
     /// Write SVG plots of the sweep (GFLOPS and evictions against the swept parameter).
     #[arg(long, value_name = "DIR")]
     plot: Option<PathBuf>,
-    /// Run a workload file (memhc-workload/1, see docs/workload-format.md) instead of
-    /// generating one.
-    #[arg(long, value_name = "FILE", conflicts_with = "emit_workload")]
-    workload: Option<PathBuf>,
     /// Write the generated workload to FILE and exit.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "workload")]
     emit_workload: Option<PathBuf>,
     /// With --emit-workload: write node data as .npy files beside it instead of seeds.
     #[arg(long, requires = "emit_workload")]
@@ -123,56 +97,6 @@ struct RunArgs {
     /// Write the results (DIR/<id>.npy) and traces (DIR/traces.json) of the first run.
     #[arg(long, value_name = "DIR")]
     dump_results: Option<PathBuf>,
-}
-
-/// Parses a byte count with an optional K, M or G suffix (powers of 1024).
-pub fn parse_bytes(s: &str) -> std::result::Result<u64, String> {
-    let t = s.trim();
-    let (digits, unit) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => (&t[..i], c.to_ascii_uppercase()),
-        _ => (t, 'B'),
-    };
-    let factor: u64 = match unit {
-        'B' => 1,
-        'K' => 1 << 10,
-        'M' => 1 << 20,
-        'G' => 1 << 30,
-        other => return Err(format!("unknown unit '{other}' in '{s}' (K, M or G)")),
-    };
-    digits
-        .trim()
-        .parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(factor))
-        .filter(|&n| n > 0)
-        .ok_or_else(|| format!("'{s}' is not a positive number of bytes"))
-}
-
-fn parse_policies(s: &str) -> Result<Vec<PolicyKind>> {
-    if s == "all" {
-        return Ok(PolicyKind::ALL.to_vec());
-    }
-    s.split(',')
-        .map(|p| {
-            p.trim()
-                .parse::<PolicyKind>()
-                .map_err(|e| SynthError::Usage(format!("--policy: {e}")))
-        })
-        .collect()
-}
-
-/// The modes of `--mode`: a list, or `all` for the paper's four explicit ones.
-fn parse_modes(s: &str) -> Result<Vec<Mode>> {
-    if s == "all" {
-        return Ok(Mode::ALL.to_vec());
-    }
-    s.split(',')
-        .map(|m| {
-            m.trim()
-                .parse::<Mode>()
-                .map_err(|e| SynthError::Usage(format!("--mode: {e}")))
-        })
-        .collect()
 }
 
 /// Unified memory is never oversubscribed: refuses a point whose budget is below its peak.
@@ -290,6 +214,7 @@ pub fn main(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
             policy,
             vectors,
         }) => trace(slots, &policy, &vectors),
+        Some(Command::Plan(args)) => plan_command(&args),
         None => synth(&cli.run),
     };
     match outcome {
@@ -298,7 +223,10 @@ pub fn main(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
             eprintln!("memhc-synth: {e}");
             let input = matches!(
                 e,
-                SynthError::Workload(_) | SynthError::Usage(_) | SynthError::Io { .. }
+                SynthError::Workload(_)
+                    | SynthError::Usage(_)
+                    | SynthError::Io { .. }
+                    | SynthError::HostMemory { .. }
             );
             ExitCode::from(if input { 2 } else { 1 })
         }
@@ -308,32 +236,20 @@ pub fn main(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
 fn trace(slots: usize, policy: &str, vectors: &[String]) -> Result<()> {
     let policies = parse_policies(policy)?;
     let vectors = replay::parse_vectors(vectors)?;
-    for line in replay::replay(slots, &policies, &vectors)? {
-        println!("{line}");
-    }
-    Ok(())
+    let lines = replay::replay(slots, &policies, &vectors)?;
+    report::to_stdout(&lines.iter().map(|l| format!("{l}\n")).collect::<String>())
 }
 
 fn synth(a: &RunArgs) -> Result<()> {
-    let dist: Dist = a.dist.parse()?;
-    let policies = parse_policies(&a.policy)?;
-    let modes = parse_modes(&a.mode)?;
+    let (policies, modes) = a.config.parse()?;
     let backend: BackendChoice = a.backend.parse()?;
     backend.check()?;
-    if a.streams == 0 {
-        return Err(SynthError::Usage("--streams must be at least 1".into()));
-    }
-    if let Some(o) = a.oversub.filter(|o| !o.is_finite() || *o < 0.0) {
-        return Err(SynthError::Usage(format!(
-            "--oversub {o}: must be a number >= 0"
-        )));
-    }
     let sweeps = a
         .sweep
         .iter()
         .map(|s| parse_sweep(s))
         .collect::<Result<Vec<_>>>()?;
-    if a.budget.is_some() && sweeps.iter().any(|s| s.key == "oversub") {
+    if a.config.budget.is_some() && sweeps.iter().any(|s| s.key == "oversub") {
         return Err(SynthError::Usage(
             "--sweep oversub=... and --budget exclude each other".into(),
         ));
@@ -343,21 +259,16 @@ fn synth(a: &RunArgs) -> Result<()> {
             "--plot draws one swept parameter; give one --sweep".into(),
         ));
     }
-    let base = SynthParams {
-        tensor_size: a.tensor_size,
-        vector_size: a.vector_size,
-        vectors: a.vectors,
-        repeat: a.repeat,
-        dist,
-        seed: a.seed,
-    };
-    let default_oversub = if a.budget.is_some() {
+    let base = a.workload.params()?;
+    let default_oversub = if a.config.budget.is_some() {
         None
     } else {
-        Some(a.oversub.unwrap_or(0.0))
+        Some(a.config.oversub.unwrap_or(0.0))
     };
+    let available = host_memory()?;
 
     if let Some(path) = &a.emit_workload {
+        check_generated("the workload", &base, false, available)?;
         let w = generate(&base)?;
         w.analyse()?;
         file::save(&w, path, a.emit_npy)?;
@@ -371,7 +282,7 @@ fn synth(a: &RunArgs) -> Result<()> {
         return Ok(());
     }
 
-    let loaded = match &a.workload {
+    let loaded = match &a.workload.workload {
         Some(path) => {
             if sweeps.iter().any(|s| s.key != "oversub") {
                 return Err(SynthError::Usage(
@@ -387,19 +298,23 @@ fn synth(a: &RunArgs) -> Result<()> {
     if a.runs == 0 {
         return Err(SynthError::Usage("--runs must be at least 1".into()));
     }
+    let setup = PointSetup {
+        budget: a.config.budget,
+        from_file: loaded.is_some(),
+        backend,
+        verify: a.verify,
+        host_memory: available,
+    };
     let mut prepared = Vec::new();
     for (params, oversub) in points(&base, default_oversub, &sweeps) {
         let workload = match &loaded {
             Some(w) => w.clone(),
-            None => generate(&params)?,
+            None => {
+                check_generated("the run", &params, true, available)?;
+                generate(&params)?
+            }
         };
-        prepared.push(Prepared::new(
-            params,
-            oversub,
-            workload,
-            a.budget,
-            loaded.is_some(),
-        )?);
+        prepared.push(Prepared::new(params, oversub, workload, &setup)?);
     }
     refuse_oversubscribed_unified(&modes, &prepared)?;
     let runs_per_point = (policies.len() * modes.len() * a.runs) as u64;
@@ -424,7 +339,7 @@ fn synth(a: &RunArgs) -> Result<()> {
             backend,
             &p.workload,
             &p.analysis,
-            &p.spec(policy, mode, a.streams, false),
+            &p.spec(policy, mode, a.config.streams, false),
             &mut |_| {},
         )?;
     }
@@ -435,7 +350,7 @@ fn synth(a: &RunArgs) -> Result<()> {
             let mut lower_bound = None;
             for &policy in &policies {
                 bar.set_message(format!("{policy}/{mode}"));
-                let spec = p.spec(policy, mode, a.streams, a.verify);
+                let spec = p.spec(policy, mode, a.config.streams, a.verify);
                 if p.analysis.equal_sizes && lower_bound.is_none() {
                     lower_bound = Some(miss_lower_bound(&p.workload, &p.analysis, &spec)?);
                 }
@@ -451,10 +366,9 @@ fn synth(a: &RunArgs) -> Result<()> {
     }
     bar.finish_and_clear();
 
-    print!("{}", report::table(&records));
+    report::to_stdout(&report::table(&records))?;
     if a.paper_table {
-        println!();
-        print!("{}", report::paper_table(&records));
+        report::to_stdout(&format!("\n{}", report::paper_table(&records)))?;
     }
     if let Some(path) = &a.json {
         report::write_json(path, &records)?;
@@ -471,147 +385,9 @@ fn synth(a: &RunArgs) -> Result<()> {
     Ok(())
 }
 
-/// One point of a run, ready to run: its workload, analysis, peak and budget.
-struct Prepared {
-    params: SynthParams,
-    oversub: Option<f64>,
-    from_file: bool,
-    workload: Workload,
-    analysis: Analysis,
-    peak: usize,
-    budget: usize,
-}
-
-impl Prepared {
-    /// Analyses the workload, finds its peak without eviction (a dry run), and derives the
-    /// budget: `budget` bytes if given, else `peak / (1 + oversub)`. A budget that cannot hold
-    /// one contraction is refused here, before anything runs.
-    fn new(
-        params: SynthParams,
-        oversub: Option<f64>,
-        workload: Workload,
-        budget: Option<u64>,
-        from_file: bool,
-    ) -> Result<Self> {
-        let analysis = workload.analyse()?;
-        let peak = peak_without_eviction(&workload, &analysis)?;
-        let budget = match (budget, oversub) {
-            (Some(b), _) => b as usize,
-            (None, o) => ((peak as f64) / (1.0 + o.unwrap_or(0.0))).floor() as usize,
-        };
-        let needed = largest_working_set(&workload, &analysis);
-        if budget < needed {
-            return Err(SynthError::Usage(format!(
-                "a device budget of {budget} bytes cannot hold one contraction, which needs {needed} bytes"
-            )));
-        }
-        Ok(Prepared {
-            params,
-            oversub,
-            from_file,
-            workload,
-            analysis,
-            peak,
-            budget,
-        })
-    }
-
-    fn spec(&self, policy: PolicyKind, mode: Mode, streams: usize, verify: bool) -> RunSpec {
-        RunSpec {
-            policy,
-            mode,
-            budget: self.budget,
-            streams,
-            verify,
-        }
-    }
-
-    /// The record of one run of this point.
-    fn record(
-        &self,
-        backend: &str,
-        spec: &RunSpec,
-        miss_lower_bound: Option<u64>,
-        o: &Outcome,
-    ) -> Record {
-        let s = &o.stats;
-        let generated = !self.from_file;
-        let p = &self.params;
-        Record {
-            policy: spec.policy.to_string(),
-            mode: spec.mode.to_string(),
-            backend: backend.to_owned(),
-            tensor_size: if generated { p.tensor_size } else { 0 },
-            vector_size: if generated { p.vector_size } else { 0 },
-            vectors: self.workload.vectors.len(),
-            repeat: if generated { p.repeat } else { 0.0 },
-            dist: if generated {
-                p.dist.to_string()
-            } else {
-                "file".into()
-            },
-            oversub: self.oversub,
-            seed: if generated { p.seed } else { 0 },
-            budget: spec.budget as u64,
-            peak_no_eviction_bytes: self.peak as u64,
-            allocations: s.allocations,
-            pool_reuses: s.pool_reuses,
-            hits: s.hits,
-            misses: s.misses,
-            hit_rate: s.hit_rate,
-            evictions: s.evictions,
-            writebacks: s.writebacks,
-            h2d_bytes: s.h2d_bytes,
-            d2h_bytes: s.d2h_bytes,
-            peak_device_bytes: s.peak_device_bytes,
-            flops: s.flops,
-            gflops: o.gflops(),
-            wall_s: o.wall_s,
-            miss_lower_bound,
-            verified: spec.verify.then_some(o.max_rel_error.is_some()),
-            max_rel_error: o.max_rel_error,
-        }
-    }
-}
-
-/// Runs `spec` on point `p` `runs` times (the counts are the same every time) and keeps the
-/// first outcome with the median wall time.
-fn median_run(
-    backend: BackendChoice,
-    p: &Prepared,
-    spec: &RunSpec,
-    runs: usize,
-    bar: &ProgressBar,
-) -> Result<Outcome> {
-    let mut walls = Vec::with_capacity(runs);
-    let mut first: Option<Outcome> = None;
-    for _ in 0..runs {
-        let done = bar.position();
-        let outcome = run_on(backend, &p.workload, &p.analysis, spec, &mut |v| {
-            bar.set_position(done + v as u64)
-        })?;
-        walls.push(outcome.wall_s);
-        first.get_or_insert(outcome);
-    }
-    let mut outcome = first.ok_or_else(|| SynthError::Usage("--runs must be at least 1".into()))?;
-    walls.sort_by(f64::total_cmp);
-    outcome.wall_s = walls[walls.len() / 2];
-    Ok(outcome)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn byte_counts() {
-        assert_eq!(parse_bytes("512M"), Ok(512 << 20));
-        assert_eq!(parse_bytes("2g"), Ok(2 << 30));
-        assert_eq!(parse_bytes("1000"), Ok(1000));
-        assert!(parse_bytes("0").is_err());
-        assert!(parse_bytes("12X").is_err());
-        assert!(parse_bytes("lots").is_err());
-    }
 
     #[test]
     fn sweeps_combine() {

@@ -6,18 +6,22 @@
 //! oversubscription rate, on the host backend or a GPU backend; report the metrics (table,
 //! JSON, CSV, the paper's Tables 1-3, plots).
 //!
-//! This crate is the command line ([`app`]), the choice of backend ([`device`], where the GPU
+//! This crate is the command line ([`app`], with the options runs and plans share in [`args`]
+//! and the `plan` subcommand in [`planning`]), the choice of backend ([`device`], where the GPU
 //! backends come in through the `cuda` and `rocm` features), and the presentation of results
 //! ([`record`], [`report`], [`plot`]). The workload, its files and the runner are
 //! `memhc-workload`'s, re-exported here under the paths this crate always had.
 
 pub mod app;
+pub mod args;
 pub mod device;
+pub mod planning;
 pub mod plot;
+mod prepared;
 pub mod record;
 pub mod report;
 
-pub use memhc_workload::{error, file, generate, replay, run, workload};
+pub use memhc_workload::{error, file, generate, host_memory, plan, replay, run, workload};
 
 pub use memhc_workload::{
     Analysis, ContractionSpec, Dist, NodeData, NodeSpec, Result, SynthError, SynthParams,

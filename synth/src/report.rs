@@ -66,7 +66,9 @@ pub fn table(records: &[Record]) -> String {
     render(&header, &rows)
 }
 
-fn render(header: &[&str], rows: &[Vec<String>]) -> String {
+/// Lays out `rows` under `header` in aligned columns: the first two left-aligned (names), the
+/// others right-aligned (numbers).
+pub fn render(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
@@ -148,6 +150,17 @@ pub fn paper_table(records: &[Record]) -> String {
         String::from("Per vector (averages over the run), as in the MemHC paper's Tables 1-3:\n");
     out.push_str(&render(&header, &rows));
     out
+}
+
+/// Prints `text` on stdout. A reader that went away (`memhc-synth ... | head`) is not an
+/// error: the rest is not wanted.
+pub fn to_stdout(text: &str) -> Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(SynthError::io("stdout", e)),
+        _ => Ok(()),
+    }
 }
 
 /// Writes the records as a JSON array.

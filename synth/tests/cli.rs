@@ -8,10 +8,31 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn synth(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_memhc-synth"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
+    synth_with(args, &[])
+}
+
+/// The binary with environment variables set (`MEMHC_HOST_MEMORY` unset unless given).
+fn synth_with(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memhc-synth"));
+    cmd.args(args).env_remove("MEMHC_HOST_MEMORY");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("the binary runs")
+}
+
+/// Checks that `o` failed with exit code 2 and one line on stderr that contains `needle`.
+fn one_line_error(o: &Output, code: i32, needle: &str, what: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(code), "{what}: {err}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "{what}: not one line: {err}"
+    );
+    assert!(err.contains(needle), "{what}: {err}");
+    assert!(!err.contains("panicked"), "{what}: {err}");
+    assert!(stdout(o).is_empty(), "{what}: printed {}", stdout(o));
 }
 
 fn stdout(o: &Output) -> String {
@@ -269,7 +290,6 @@ fn bad_input_is_one_line_and_exit_code_2() {
             "--budget makes it 65536 bytes",
         ),
         (&["--mode", "fast"], "unknown mode 'fast'"),
-        (&["--backend", "cuda"], "--backend cuda"),
         (&["--backend", "tpu"], "unknown backend"),
         (&["--dist", "poisson"], "unknown distribution"),
         (&["--dist", "recent:0"], "unknown distribution 'recent:0'"),
@@ -303,6 +323,231 @@ fn bad_input_is_one_line_and_exit_code_2() {
     let o = synth(&["trace", "--slots", "2", "A A"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("names A twice"));
+}
+
+/// A refused command: its arguments, its environment, and what its one line says.
+type Refused<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+
+/// Runs too large for the machine, sizes that overflow and queues with nothing to run are
+/// refused before any data is made: one line, exit code 2 (no abort on a failed allocation,
+/// no panic, no run into the machine's limit). `MEMHC_HOST_MEMORY` stands for the machine's
+/// available memory where the case depends on it.
+#[test]
+fn runs_too_large_for_the_host_are_refused_in_one_line() {
+    let cases: &[Refused] = &[
+        // 2.5 TB per node: refused, not an abort on a failed allocation.
+        (
+            &["--tensor-size", "100000"],
+            &[],
+            "of host memory (the values of the initial nodes alone",
+        ),
+        // 24 GiB of initial nodes on a machine with 16 GiB available.
+        (
+            &[
+                "--tensor-size",
+                "4096",
+                "--vectors",
+                "2",
+                "--vector-size",
+                "2",
+            ],
+            &[("MEMHC_HOST_MEMORY", "16G")],
+            "the run needs 24.0 GiB of host memory",
+        ),
+        (
+            &["--vectors", "0"],
+            &[],
+            "--vectors 0: a run needs at least one vector",
+        ),
+        (
+            &["plan", "--vectors", "0"],
+            &[],
+            "a run needs at least one vector",
+        ),
+        // Sizes that overflow: the node, the count of nodes.
+        (
+            &["--tensor-size", "5000000000000"],
+            &[],
+            "--tensor-size 5000000000000: a node of 16 components",
+        ),
+        (
+            &["plan", "--tensor-size", "3000000000"],
+            &[],
+            "does not fit in the address space",
+        ),
+        (
+            &["--tensor-size", "4", "--vectors", "100000000000000"],
+            &[],
+            "EiB of host memory",
+        ),
+        (
+            &["plan", "--vectors", "100000000000000"],
+            &[],
+            "the plan needs",
+        ),
+        // The small workload on a machine with 1 MiB: the budget and the node values count.
+        (
+            &[
+                SMALL[0], SMALL[1], SMALL[2], SMALL[3], SMALL[4], SMALL[5], "--verify",
+            ],
+            &[("MEMHC_HOST_MEMORY", "1M")],
+            "available",
+        ),
+        (
+            &["--tensor-size", "4"],
+            &[("MEMHC_HOST_MEMORY", "lots")],
+            "MEMHC_HOST_MEMORY",
+        ),
+    ];
+    for (args, env, needle) in cases {
+        let o = synth_with(args, env);
+        one_line_error(&o, 2, needle, &format!("{args:?} {env:?}"));
+    }
+    // The check reads the machine's memory; `off` skips it.
+    let mut small = SMALL.to_vec();
+    small.push("--verify");
+    let o = synth_with(&small, &[("MEMHC_HOST_MEMORY", "off")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = synth_with(&small, &[("MEMHC_HOST_MEMORY", "100M")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// `plan` predicts what real runs count: every statistic of every policy and mode at the
+/// budget, from the same options; and a run at a least budget runs while one byte less does
+/// not fit.
+#[test]
+fn plan_predicts_what_runs_count() {
+    let dir = scratch("plan");
+    let json = dir.join("run.json");
+    let mut opts = SMALL.to_vec();
+    opts.extend([
+        "--repeat",
+        "0.5",
+        "--oversub",
+        "1.5",
+        "--policy",
+        "all",
+        "--mode",
+        "all",
+        "--streams",
+        "3",
+    ]);
+    let mut plan_args = vec!["plan"];
+    plan_args.extend_from_slice(&opts);
+    plan_args.push("--json");
+    let o = synth(&plan_args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let mut run_args = opts.clone();
+    run_args.extend(["--json", json.to_str().unwrap()]);
+    let o = synth(&run_args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs = records(&json);
+    assert_eq!(recs.len(), 7 * 4);
+    let budget = plan["budget"].as_u64().unwrap();
+    assert_eq!(
+        plan["peak_without_eviction"],
+        recs[0]["peak_no_eviction_bytes"]
+    );
+    let mut least = None;
+    for m in plan["modes"].as_array().unwrap() {
+        for p in m["policies"].as_array().unwrap() {
+            let (mode, policy) = (m["mode"].as_str().unwrap(), p["policy"].as_str().unwrap());
+            let r = recs
+                .iter()
+                .find(|r| r["mode"] == mode && r["policy"] == policy)
+                .unwrap();
+            let predicted = &p["prediction"];
+            assert_eq!(predicted["outcome"], "runs", "{mode}/{policy}: {predicted}");
+            assert_eq!(r["budget"].as_u64(), Some(budget));
+            for key in [
+                "allocations",
+                "pool_reuses",
+                "hits",
+                "misses",
+                "evictions",
+                "writebacks",
+                "h2d_bytes",
+                "d2h_bytes",
+                "peak_device_bytes",
+                "flops",
+            ] {
+                assert_eq!(predicted[key], r[key], "{mode}/{policy}: {key}");
+            }
+            if mode == "optimal" && policy == "lru" {
+                least = Some((
+                    p["least_budget"].as_u64().unwrap(),
+                    m["least_budget_without_eviction"].as_u64().unwrap(),
+                ));
+            }
+        }
+    }
+    // The least budgets of optimal/lru, run for real: they run; below the least, nothing does.
+    let (runs, no_evict) = least.unwrap();
+    for (budget, ok) in [(runs, true), (runs - 1, false), (no_evict, true)] {
+        let b = budget.to_string();
+        let json = dir.join(format!("least-{budget}.json"));
+        let mut args = SMALL.to_vec();
+        args.extend([
+            "--repeat",
+            "0.5",
+            "--budget",
+            &b,
+            "--streams",
+            "3",
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        let o = synth(&args);
+        assert_eq!(o.status.success(), ok, "--budget {b}: {}", stderr(&o));
+        if ok && budget == no_evict {
+            assert_eq!(records(&json)[0]["evictions"], 0);
+        }
+    }
+    // The table names every column it explains.
+    let mut table_args = vec!["plan"];
+    table_args.extend_from_slice(&opts);
+    let o = synth(&table_args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for word in [
+        "peak without eviction",
+        "no_evict_B",
+        "least_B",
+        "clock-pro",
+        "reorg-sync",
+    ] {
+        assert!(stdout(&o).contains(word), "{word}: {}", stdout(&o));
+    }
+}
+
+/// Without the `cuda` feature, `--backend cuda` says how to get it, in one line (exit 2).
+#[cfg(not(feature = "cuda"))]
+#[test]
+fn backend_cuda_without_the_feature_says_how_to_build_it() {
+    let mut args = SMALL.to_vec();
+    args.extend_from_slice(&["--backend", "cuda"]);
+    one_line_error(&synth(&args), 2, "--features cuda", "--backend cuda");
+}
+
+/// With the `cuda` feature, `--backend cuda` runs on an NVIDIA GPU; where CUDA or the GPU is
+/// missing, it fails at once with the backend's one-line reason (exit 1), never a panic.
+#[cfg(feature = "cuda")]
+#[test]
+fn backend_cuda_runs_or_says_why_not() {
+    let mut args = SMALL.to_vec();
+    args.extend_from_slice(&["--backend", "cuda", "--verify"]);
+    let o = synth(&args);
+    match memhc_cuda::CudaBackend::new() {
+        Ok(_) => assert!(o.status.success(), "{}", stderr(&o)),
+        Err(_) => {
+            eprintln!("no CUDA here: checking the error: {}", stderr(&o));
+            let err = stderr(&o);
+            assert_eq!(o.status.code(), Some(1), "{err}");
+            assert_eq!(err.trim_end().lines().count(), 1, "not one line: {err}");
+            assert!(err.contains("backend unavailable: "), "{err}");
+            assert!(!err.contains("panicked"), "{err}");
+        }
+    }
 }
 
 /// Without the `rocm` feature, `--backend rocm` says how to get it, in one line (exit 2).

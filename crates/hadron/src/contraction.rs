@@ -95,9 +95,12 @@ impl Plan {
         self.m * self.n
     }
 
-    /// Floating-point operations of the contraction: `8 m n k` per term.
+    /// Floating-point operations of the contraction: `8 m n k` per term (saturating at
+    /// `u64::MAX`).
     pub fn flops(&self, mapping: &SpinMapping) -> u64 {
-        8 * (self.m * self.n * self.k) as u64 * mapping.terms().len() as u64
+        [self.m, self.n, self.k, mapping.terms().len()]
+            .iter()
+            .fold(8u64, |acc, &x| acc.saturating_mul(x as u64))
     }
 }
 

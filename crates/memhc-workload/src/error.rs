@@ -55,6 +55,23 @@ pub enum SynthError {
     /// A result did not match the reference implementation.
     #[error("verification failed: {0}")]
     Verification(String),
+    /// A run needs more host memory than the machine has available: refused before any data
+    /// is made (see [`host_memory`](crate::host_memory)). Bad input, like a usage error.
+    #[error(
+        "{what} needs {} of host memory ({detail}), {} available",
+        human_bytes(*.needed),
+        human_bytes(*.available)
+    )]
+    HostMemory {
+        /// What needs it: "the run", "a dry run".
+        what: String,
+        /// Bytes needed.
+        needed: u64,
+        /// Bytes available.
+        available: u64,
+        /// Where the bytes go, in words.
+        detail: String,
+    },
 }
 
 impl SynthError {
@@ -65,6 +82,22 @@ impl SynthError {
             source,
         }
     }
+}
+
+/// A byte count for people, in powers of 1024 with one decimal: `512 B`, `1.5 KiB`,
+/// `23.1 GiB`, `2.3 TiB`.
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
 }
 
 /// Shorthand for results of the tool.

@@ -13,6 +13,10 @@
 //! * [`run`]: one run of a queue on any backend, verified against the `hadron` reference on
 //!   request, and the dry runs on the null backend that give the peak without eviction and the
 //!   Belady lower bound on misses;
+//! * [`plan`](mod@plan): exact memory planning without data: peaks, least budgets and the
+//!   statistics a run will make, from dry runs on the null backend;
+//! * [`host_memory`]: the host memory a run needs, worked out before any data exists, and what
+//!   the machine has available (admission);
 //! * [`replay`]: replays of vectors of equal-sized objects (the paper's Fig. 6);
 //! * [`model`]: an exact model of the runtime's eviction on a workload of equal-sized
 //!   objects, through any policy, that shows what each victim was (`docs/policies.md`);
@@ -27,11 +31,14 @@
 pub mod error;
 pub mod file;
 pub mod generate;
+pub mod host_memory;
 pub mod model;
+pub mod plan;
 pub mod replay;
 pub mod run;
 pub mod workload;
 
-pub use error::{Result, SynthError, WorkloadError};
+pub use error::{Result, SynthError, WorkloadError, human_bytes};
 pub use generate::{Dist, SynthParams, generate};
+pub use plan::{Plan, PlanSpec, Prediction, plan};
 pub use workload::{Analysis, ContractionSpec, NodeData, NodeSpec, TraceSpec, Workload};

@@ -117,11 +117,7 @@ pub fn run<B: Backend>(
             spec.budget
         )));
     }
-    let config = Config::for_mode(spec.mode)
-        .with_policy(spec.policy)
-        .with_budget(spec.budget)
-        .with_streams(spec.streams);
-    let mut engine = Engine::new(Runtime::new(backend, config)?);
+    let mut engine = Engine::new(Runtime::new(backend, spec.config())?);
     let done = execute(&mut engine, w, a, true, progress)?;
     let max_rel_error = if spec.verify {
         Some(verify(w, a, &done.results, &done.traces)?)
@@ -142,9 +138,17 @@ pub fn run<B: Backend>(
 }
 
 /// `n` zeros in memory obtained zeroed from the allocator and never written, so that pages
-/// nobody reads are never backed by physical memory.
-fn untouched_zeros(n: usize) -> Vec<Complex64> {
-    bytemuck::allocation::cast_vec(vec![0.0f64; 2 * n])
+/// nobody reads are never backed by physical memory. An allocation the system refuses (more
+/// address space than it will hand out) is an error, not an abort.
+fn untouched_zeros(n: usize) -> Result<Vec<Complex64>> {
+    n.checked_mul(2)
+        .and_then(|parts| bytemuck::allocation::try_zeroed_vec::<f64>(parts).ok())
+        .map(bytemuck::allocation::cast_vec)
+        .ok_or_else(|| {
+            SynthError::Usage(format!(
+                "a dry run cannot reserve address space for a node of {n} complex doubles"
+            ))
+        })
 }
 
 struct Executed {
@@ -171,7 +175,7 @@ fn execute<B: Backend>(
         } else {
             HadronNode::from_vec(
                 &n.shape,
-                untouched_zeros(n.shape.spins() * n.shape.component_elems()),
+                untouched_zeros(n.shape.spins() * n.shape.component_elems())?,
             )?
         };
         ids.insert(&n.id, engine.register(node)?);
@@ -300,4 +304,26 @@ pub fn verify(
         }
     }
     Ok(worst)
+}
+
+impl RunSpec {
+    /// The runtime configuration [`run`] uses: the mode's switches, the policy, the budget and
+    /// the streams.
+    pub fn config(&self) -> Config {
+        Config::for_mode(self.mode)
+            .with_policy(self.policy)
+            .with_budget(self.budget)
+            .with_streams(self.streams)
+    }
+}
+
+/// A dry run of `w` on the null backend under `config` (no budget: no limit): the runtime's own
+/// code without data. Its statistics are those a real run with the same configuration makes,
+/// on any backend whose device has the budget free: the counts depend on the queue and the
+/// configuration, never on the values or on timing.
+pub fn dry_run(w: &Workload, a: &Analysis, config: Config) -> Result<Stats> {
+    let capacity = config.budget.unwrap_or(usize::MAX / 2);
+    let mut engine = Engine::new(Runtime::new(NullBackend::new(capacity), config)?);
+    execute(&mut engine, w, a, false, &mut |_| {})?;
+    Ok(engine.runtime().stats())
 }

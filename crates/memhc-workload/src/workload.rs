@@ -198,7 +198,9 @@ impl Workload {
                         };
                         WorkloadError::at(place(field), e.to_string())
                     })?;
-                a.contraction_flops += plan.flops(&spec.mapping);
+                a.contraction_flops = a
+                    .contraction_flops
+                    .saturating_add(plan.flops(&spec.mapping));
                 if spec.out == spec.a || spec.out == spec.b {
                     return Err(WorkloadError::at(
                         place("out"),

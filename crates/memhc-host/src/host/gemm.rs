@@ -6,6 +6,15 @@
 //! that hold an output. An input that lives in an exclusively locked buffer (the same buffer as
 //! some output, at a disjoint range) is copied out first, so that no slice is borrowed both
 //! ways.
+//!
+//! The items of a GEMM batch run one after another, each on all the backend's threads (faer
+//! parallel inside), or, when there are enough of them or they are small
+//! ([`Batch::items_in_parallel`]), spread over the threads with each product sequential
+//! inside: small products gain little from threads of their own, and independent products need
+//! no synchronisation. The outputs of one batch are validated disjoint from each other and from
+//! every input, so the order of the items cannot change a result. In parallel, each item gets
+//! its output as its own `&mut` slice, carved out of the locked buffer with `split_at_mut`:
+//! safe Rust, no data race possible.
 
 use std::borrow::Cow;
 use std::sync::{Arc, RwLockReadGuard, RwLockWriteGuard};
@@ -13,6 +22,7 @@ use std::sync::{Arc, RwLockReadGuard, RwLockWriteGuard};
 use faer::linalg::matmul::matmul;
 use faer::{Accum, MatMut, MatRef, Par};
 use num_complex::Complex64;
+use rayon::prelude::*;
 
 use super::Cell;
 use memhc_backend::gemm::{GeamShape, GemmShape, Op, extent};
@@ -76,6 +86,10 @@ pub(super) struct Batch {
     pub par: Par,
 }
 
+/// Products of at most this many multiply-adds (`m n k`) run one per thread even when a batch
+/// has fewer items than threads: below it, a product split over threads gains little.
+pub(super) const SMALL_PRODUCT: usize = 128 * 128 * 128;
+
 type Reader<'a> = RwLockReadGuard<'a, Vec<Complex64>>;
 type Writer<'a> = RwLockWriteGuard<'a, Vec<Complex64>>;
 
@@ -87,7 +101,20 @@ fn poisoned() -> BackendError {
 }
 
 impl Batch {
-    /// Runs every item in order.
+    /// The threads to spread the items over, one item per task, each product sequential
+    /// inside; `None` to run the items in turn, each on all threads. GEMM only, with at least two
+    /// items and two threads; then whenever the items are at least as many as the threads, or
+    /// the products are small ([`SMALL_PRODUCT`]).
+    pub(super) fn items_in_parallel(&self) -> Option<usize> {
+        let (Kernel::Gemm(shape), Par::Rayon(threads)) = (&self.kernel, self.par) else {
+            return None;
+        };
+        let (threads, items) = (threads.get(), self.items.len());
+        let size = shape.m.saturating_mul(shape.n).saturating_mul(shape.k);
+        (threads > 1 && items > 1 && (items >= threads || size <= SMALL_PRODUCT)).then_some(threads)
+    }
+
+    /// Runs every item: in parallel when [`Batch::items_in_parallel`] says so, else in order.
     pub(super) fn run(self) -> Result<(), BackendError> {
         // Index i of `readers` or of `writers` (never both) holds the lock of buffer i. Keeping
         // them apart lets an item borrow inputs from `readers` while it mutates `writers`.
@@ -101,6 +128,11 @@ impl Batch {
                 readers.push(Some(cell.data.read().map_err(|_| poisoned())?));
                 writers.push(None);
             }
+        }
+        if let (Some(threads), Kernel::Gemm(shape)) = (self.items_in_parallel(), &self.kernel)
+            && self.run_parallel(shape, threads, &readers, &mut writers)?
+        {
+            return Ok(());
         }
         let (ea, eb, ec) = self.kernel.extents();
         for item in &self.items {
@@ -116,6 +148,65 @@ impl Batch {
             }
         }
         Ok(())
+    }
+
+    /// Runs the GEMM items spread over `threads` rayon tasks, each product sequential. Returns
+    /// false, having computed nothing, if the outputs cannot be carved into disjoint slices
+    /// (validation rules that out; the items then run in order, where any problem is reported).
+    fn run_parallel(
+        &self,
+        shape: &GemmShape,
+        threads: usize,
+        readers: &[Option<Reader<'_>>],
+        writers: &mut [Option<Writer<'_>>],
+    ) -> Result<bool, BackendError> {
+        let (ea, eb, ec) = self.kernel.extents();
+        // Inputs first: those in exclusively locked buffers are copied out before the outputs
+        // borrow those buffers mutably.
+        let inputs = self
+            .items
+            .iter()
+            .map(|it| {
+                Ok((
+                    input(readers, writers, it.a, ea)?,
+                    input(readers, writers, it.b, eb)?,
+                ))
+            })
+            .collect::<Result<Vec<_>, BackendError>>()?;
+        let mut outputs: Vec<Option<&mut [Complex64]>> = Vec::new();
+        outputs.resize_with(self.items.len(), || None);
+        for (buffer, guard) in writers.iter_mut().enumerate() {
+            let Some(guard) = guard else { continue };
+            let mut mine: Vec<(usize, usize)> = (self.items.iter().enumerate())
+                .filter(|(_, it)| it.c.buffer == buffer)
+                .map(|(i, it)| (it.c.offset, i))
+                .collect();
+            mine.sort_unstable();
+            // `rest` is the buffer from element `at` on.
+            let (mut rest, mut at): (&mut [Complex64], usize) = (guard.as_mut_slice(), 0);
+            for (offset, i) in mine {
+                let Some(skip) = offset.checked_sub(at).filter(|&s| s + ec <= rest.len()) else {
+                    return Ok(false);
+                };
+                let (_, tail) = std::mem::take(&mut rest).split_at_mut(skip);
+                let (slot, tail) = tail.split_at_mut(ec);
+                outputs[i] = Some(slot);
+                (rest, at) = (tail, offset + ec);
+            }
+        }
+        let work = outputs
+            .into_iter()
+            .zip(&inputs)
+            .map(|(c, (a, b))| c.map(|c| (c, a, b)))
+            .collect::<Option<Vec<_>>>();
+        let Some(work) = work else {
+            return Ok(false);
+        };
+        let per_task = work.len().div_ceil(threads);
+        work.into_par_iter()
+            .with_min_len(per_task)
+            .for_each(|(c, a, b)| gemm_one(shape, a, b, c, Par::Seq));
+        Ok(true)
     }
 }
 

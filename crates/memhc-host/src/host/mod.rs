@@ -16,7 +16,9 @@
 //!   host reads and writes in place only once no queued work uses it (see [`managed`]).
 //!
 //! GEMM runs through faer (`faer::linalg::matmul::matmul`), in parallel on rayon's pool by
-//! default ([`HostBackend::with_gemm_threads`]).
+//! default ([`HostBackend::with_gemm_threads`]): a batch of at least as many items as threads,
+//! or of small products, spreads its items over the threads (each product sequential);
+//! otherwise the items run in turn, each product on all the threads.
 //!
 //! Data races are impossible by construction: every buffer sits behind a lock that a job takes
 //! while it runs, so a missing dependency shows up as a wrong order of execution, never as
@@ -86,8 +88,9 @@ impl HostBackend {
         }
     }
 
-    /// Threads per GEMM: 1 runs each GEMM sequentially on its stream's worker, 0 uses all of
-    /// rayon's threads.
+    /// Threads per batched GEMM: 1 runs every product sequentially on its stream's worker, 0
+    /// uses all of rayon's threads (spread over the items of the batch, or inside each product:
+    /// see the [module documentation](self)).
     pub fn with_gemm_threads(mut self, threads: usize) -> Self {
         self.par = if threads == 1 {
             Par::Seq
@@ -604,6 +607,106 @@ mod tests {
         drop(pause);
         b.stream_synchronize(&s).unwrap();
         host.read(0, &mut [0u8; 64]).unwrap();
+    }
+
+    /// A batch of small products spread over threads gives exactly what one thread gives,
+    /// with outputs interleaved with inputs in one buffer (copied out first) and in another,
+    /// in any item order, and with `beta` accumulation.
+    #[test]
+    fn items_in_parallel_match_items_in_turn_exactly() {
+        use memhc_backend::gemm::DeviceRef;
+        let (m, n, k) = (5, 3, 4);
+        let block = 32; // elements per slot: room for A (m k), B (k n) or C (m n)
+        let slots = 24;
+        let init: Vec<Complex64> = (0..block * slots)
+            .map(|i| Complex64::new((i % 7) as f64 - 3.0, (i % 5) as f64 * 0.5))
+            .collect();
+        let run = |threads: usize| {
+            let b = HostBackend::new(1 << 20).with_gemm_threads(threads);
+            let s = b.create_stream().unwrap();
+            let (x, y) = (
+                b.alloc(block * slots * 16).unwrap(),
+                b.alloc(block * slots * 16).unwrap(),
+            );
+            b.copy_h2d(&s, memhc_backend::as_bytes(&init), &x, 0)
+                .unwrap();
+            b.copy_h2d(&s, memhc_backend::as_bytes(&init), &y, 0)
+                .unwrap();
+            // Item i reads slots 3i and 3i + 1 of x; writes slot 3i + 2 of x (even i) or of y.
+            let items: Vec<_> = (0..8)
+                .rev()
+                .map(|i| GemmItem {
+                    a: DeviceRef::new(&x, 3 * i * block),
+                    b: DeviceRef::new(&x, (3 * i + 1) * block),
+                    c: DeviceRef::new(if i % 2 == 0 { &x } else { &y }, (3 * i + 2) * block),
+                })
+                .collect();
+            let shape = GemmShape {
+                beta: Complex64::new(0.5, -1.0),
+                ..GemmShape::dense(m, n, k)
+            };
+            b.gemm_batched(&s, &shape, &items).unwrap();
+            let mut out = vec![Complex64::new(0.0, 0.0); 2 * block * slots];
+            let (first, second) = out.split_at_mut(block * slots);
+            b.copy_d2h(&s, &x, 0, memhc_backend::as_bytes_mut(first))
+                .unwrap();
+            b.copy_d2h(&s, &y, 0, memhc_backend::as_bytes_mut(second))
+                .unwrap();
+            out
+        };
+        let one = run(1);
+        assert_ne!(one[..block * slots], init[..], "the batch wrote something");
+        for threads in [2, 3, 8] {
+            assert_eq!(run(threads), one, "{threads} threads");
+        }
+    }
+
+    #[test]
+    fn items_run_in_parallel_when_many_or_small() {
+        let batch = |m: usize, items: usize, threads: usize| gemm::Batch {
+            kernel: gemm::Kernel::Gemm(GemmShape::dense(m, m, m)),
+            buffers: Vec::new(),
+            items: vec![
+                gemm::Item {
+                    a: gemm::Operand {
+                        buffer: 0,
+                        offset: 0
+                    },
+                    b: gemm::Operand {
+                        buffer: 0,
+                        offset: 0
+                    },
+                    c: gemm::Operand {
+                        buffer: 0,
+                        offset: 0
+                    },
+                };
+                items
+            ],
+            par: if threads == 1 {
+                Par::Seq
+            } else {
+                Par::rayon(threads)
+            },
+        };
+        assert_eq!(batch(32, 64, 2).items_in_parallel(), Some(2));
+        assert_eq!(
+            batch(512, 64, 2).items_in_parallel(),
+            Some(2),
+            "as many items as threads"
+        );
+        assert_eq!(
+            batch(64, 4, 16).items_in_parallel(),
+            Some(16),
+            "small products"
+        );
+        assert_eq!(
+            batch(512, 4, 16).items_in_parallel(),
+            None,
+            "few large products"
+        );
+        assert_eq!(batch(32, 64, 1).items_in_parallel(), None, "one thread");
+        assert_eq!(batch(32, 1, 4).items_in_parallel(), None, "one item");
     }
 
     #[test]

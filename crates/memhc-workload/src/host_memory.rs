@@ -1,0 +1,399 @@
+//! Host memory admission: the host bytes a run needs, worked out from the queue before any data
+//! exists, and the bytes the machine has available, so that a run too large for the machine is
+//! refused in one line instead of aborting on a failed allocation (or being killed) halfway.
+//!
+//! What a real run holds on the host ([`HostNeeds`]), from the queue alone:
+//!
+//! * **node values during the run**: every initial node is materialised when it is registered,
+//!   all of them before the first vector; a produced node has a host copy once it is synced
+//!   (read, written back, or copied out after each launch in the naive modes), and every value
+//!   lives until the node is released after its last use (results: to the end). The most bytes
+//!   of nodes alive at once bound what the runtime holds. Added to it: host-to-device copies
+//!   staged in flight (the host backend copies the source when a copy is queued; at most the
+//!   inputs of the largest vector are counted), and, at the end, the copies of the results
+//!   returned to the caller;
+//! * **verification** (`--verify`): the reference implementation recomputes the queue with the
+//!   same life times, while the runtime still holds what it holds at the end;
+//! * **the host backend's device memory**: its budget, or every object of the queue at once
+//!   when that is less (it allocates on demand); zero on a GPU backend;
+//! * **workload data**: values loaded from `.npy` files, held for the whole run.
+//!
+//! The total is the device memory plus the workload data plus the larger of the peak during
+//! the run and the peak during verification, plus a fixed [`PROCESS_BYTES`] for the process
+//! itself. On the default queue (100 vectors of 16 at N = 64, `--oversub 1`) it is within 1%
+//! of the measured peak resident set, with and without `--verify`, and above it.
+//!
+//! What the machine has: on Linux, `MemAvailable` of `/proc/meminfo`, lowered to the room left
+//! under a cgroup memory limit (v2 `memory.max`, or v1 `memory.limit_in_bytes`) when there is
+//! one ([`available_host_memory`]). Elsewhere nothing is known and the caller skips the check
+//! (`memhc-synth` takes `MEMHC_HOST_MEMORY` instead, when set). All arithmetic is exact in
+//! `u128` and saturates at `u64::MAX` bytes, so no size overflows.
+
+use std::collections::HashMap;
+
+use hadron::{MatrixView, NodeShape};
+
+use crate::error::{Result, SynthError, WorkloadError, human_bytes};
+use crate::generate::SynthParams;
+use crate::workload::{Analysis, NodeData, Step, Workload};
+
+/// Bytes of one node's values.
+pub fn node_bytes(shape: &NodeShape) -> u64 {
+    // A NodeShape's layout was checked when it was made; a failure here cannot happen, and
+    // would count as the largest size rather than as nothing.
+    shape.layout().map_or(u64::MAX, |l| l.bytes() as u64)
+}
+
+/// Host memory of the process itself, beyond the values: code, thread stacks, the runtime's
+/// and the allocator's bookkeeping (about 20 MiB measured on the default queue of 3200 nodes).
+pub const PROCESS_BYTES: u64 = 64 << 20;
+
+/// Bytes of one complex double.
+const ELEMENT_BYTES: u128 = 16;
+
+fn clamp(x: u128) -> u64 {
+    u64::try_from(x).unwrap_or(u64::MAX)
+}
+
+/// Where a real run's host memory goes at its peak, in bytes. See the
+/// [module documentation](self).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct HostNeeds {
+    /// The host backend's device memory (its budget); zero on a GPU backend.
+    pub device: u64,
+    /// Values the workload itself holds (nodes loaded from files).
+    pub workload_data: u64,
+    /// The peak during the run: node values alive at once, staged copies, returned results.
+    pub during_run: u64,
+    /// The peak during verification (zero without it): the reference's values, with what the
+    /// runtime holds at the end and the returned results.
+    pub during_verify: u64,
+}
+
+impl HostNeeds {
+    /// The bytes needed at the peak: `device + workload_data + max(during_run, during_verify)`,
+    /// plus [`PROCESS_BYTES`].
+    pub fn total(&self) -> u64 {
+        PROCESS_BYTES
+            .saturating_add(self.device)
+            .saturating_add(self.workload_data)
+            .saturating_add(self.during_run.max(self.during_verify))
+    }
+
+    /// The parts in words, for messages: `node values during the run 25.8 GiB, the host
+    /// backend's device budget 8.6 GiB, the process itself 64.0 MiB`.
+    pub fn detail(&self) -> String {
+        let parts = [
+            ("node values during the run", self.during_run),
+            ("verification", self.during_verify),
+            ("the host backend's device budget", self.device),
+            ("workload data", self.workload_data),
+            ("the process itself", PROCESS_BYTES),
+        ];
+        parts
+            .iter()
+            .filter(|(_, b)| *b > 0)
+            .map(|(what, b)| format!("{what} {}", human_bytes(*b)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The life of the queue's node values, in bytes (exact, in `u128`).
+#[derive(Debug, Default)]
+struct Lives {
+    /// Most bytes of all node values alive at once.
+    peak: u128,
+    /// Most bytes of produced nodes' values alive at once.
+    produced_peak: u128,
+    /// Bytes alive after the last trace (results, and nodes never released).
+    end: u128,
+    /// Bytes of the results.
+    results: u128,
+    /// The largest sum of one vector's distinct inputs.
+    largest_vector_inputs: u128,
+    /// Every object of the queue at once: nodes, initial and produced, and traces' scratch.
+    all: u128,
+}
+
+fn lives(w: &Workload, a: &Analysis) -> Lives {
+    let bytes = |id: &str| a.shapes.get(id).map_or(0, |s| u128::from(node_bytes(s)));
+    // What is released after each vector, and after the traces.
+    let mut after_vector: HashMap<usize, Vec<&str>> = HashMap::new();
+    let mut after_traces: Vec<&str> = Vec::new();
+    for (id, step) in &a.last_use {
+        if w.results.contains(id) {
+            continue;
+        }
+        match step {
+            Step::Contraction { vector, .. } => after_vector.entry(*vector).or_default().push(id),
+            Step::Trace(_) => after_traces.push(id),
+            Step::Results => {}
+        }
+    }
+    let mut l = Lives::default();
+    let mut live: u128 = w
+        .nodes
+        .iter()
+        .map(|n| u128::from(node_bytes(&n.shape)))
+        .sum();
+    let mut produced: u128 = 0;
+    l.peak = live;
+    for (v, vector) in w.vectors.iter().enumerate() {
+        let mut inputs: Vec<&str> = vector
+            .iter()
+            .flat_map(|c| [c.a.as_str(), c.b.as_str()])
+            .collect();
+        inputs.sort_unstable();
+        inputs.dedup();
+        let input_bytes = inputs.iter().map(|id| bytes(id)).sum::<u128>();
+        l.largest_vector_inputs = l.largest_vector_inputs.max(input_bytes);
+        let out: u128 = vector.iter().map(|c| bytes(&c.out)).sum();
+        live += out;
+        produced += out;
+        l.peak = l.peak.max(live);
+        l.produced_peak = l.produced_peak.max(produced);
+        for id in after_vector.get(&v).into_iter().flatten() {
+            let b = bytes(id);
+            live = live.saturating_sub(b);
+            if a.produced_in.contains_key(*id) {
+                produced = produced.saturating_sub(b);
+            }
+        }
+    }
+    for id in after_traces {
+        live = live.saturating_sub(bytes(id));
+    }
+    l.end = live;
+    l.results = w.results.iter().map(|id| bytes(id)).sum();
+    let scratch: u128 = w
+        .traces
+        .iter()
+        .map(|t| {
+            let rows = a
+                .shapes
+                .get(&t.a)
+                .and_then(|s| s.matrix(MatrixView::default()).ok())
+                .map_or(0, |(m, _)| m);
+            t.pairs.pairs().len() as u128 * rows as u128 * ELEMENT_BYTES
+        })
+        .sum();
+    l.all = a
+        .shapes
+        .values()
+        .map(|s| u128::from(node_bytes(s)))
+        .sum::<u128>()
+        + scratch;
+    l
+}
+
+/// The host memory a real run of `w` needs: `device` is the host backend's budget (zero for a
+/// GPU backend), `verify` whether results are checked against the reference. The host
+/// backend allocates its device memory on demand, so a budget larger than every object of the
+/// queue at once counts as that.
+pub fn host_needs(w: &Workload, a: &Analysis, device: usize, verify: bool) -> HostNeeds {
+    let l = lives(w, a);
+    let device = clamp((device as u128).min(l.all));
+    let staging = if device > 0 {
+        l.largest_vector_inputs
+    } else {
+        0
+    };
+    let workload_data: u128 = w
+        .nodes
+        .iter()
+        .filter(|n| matches!(n.data, NodeData::Values(_)))
+        .map(|n| u128::from(node_bytes(&n.shape)))
+        .sum();
+    HostNeeds {
+        device,
+        workload_data: clamp(workload_data),
+        during_run: clamp((l.peak + staging).max(l.end + l.results)),
+        during_verify: if verify {
+            clamp(l.end + l.results + l.peak)
+        } else {
+            0
+        },
+    }
+}
+
+/// The host memory a dry run of `w` on the null backend touches: the host copies of produced
+/// nodes it syncs or writes back (initial nodes are zeros that are never touched, so they cost
+/// address space but no memory). At most the produced nodes alive at once.
+pub fn dry_run_needs(w: &Workload, a: &Analysis) -> u64 {
+    clamp(lives(w, a).produced_peak)
+}
+
+/// Bytes of the queue's own bookkeeping per node and per contraction (ids, shapes, the
+/// analysis' tables), rounded up from what the generator and [`Workload::analyse`] hold.
+pub const BOOKKEEPING_BYTES: u64 = 512;
+
+/// What [`generate`](crate::generate::generate) would make for `p`, worked out before
+/// generating (the generator allocates per node), in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GeneratedBytes {
+    /// The values of the initial nodes (made by a real run, not by a dry run).
+    pub initial_values: u64,
+    /// The queue itself: [`BOOKKEEPING_BYTES`] per node and per contraction.
+    pub queue: u64,
+}
+
+/// The bytes of what [`generate`](crate::generate::generate) would make for `p`. A tensor size
+/// whose node overflows the address space is refused, naming `--tensor-size`.
+pub fn generated_bytes(p: &SynthParams) -> Result<GeneratedBytes> {
+    let shape = NodeShape::meson(p.tensor_size).map_err(|_| {
+        WorkloadError::at(
+            format!("--tensor-size {}", p.tensor_size),
+            format!(
+                "a node of 16 components of {0} x {0} complex doubles does not fit in the \
+                 address space",
+                p.tensor_size
+            ),
+        )
+    })?;
+    let vector_size = u128::from(p.vector_size as u64);
+    let vectors = u128::from(p.vectors as u64);
+    let slots = 2 * vector_size;
+    let repeated = u128::from(p.repeated_slots() as u64).min(slots);
+    let nodes = repeated + vectors * (slots - repeated);
+    let items = nodes + vectors * vector_size;
+    Ok(GeneratedBytes {
+        initial_values: clamp(nodes * u128::from(node_bytes(&shape))),
+        queue: clamp(items * u128::from(BOOKKEEPING_BYTES)),
+    })
+}
+
+/// Refuses `needed` bytes for `what` ("the run", "a dry run") when `available` is known and
+/// smaller: a [`SynthError::HostMemory`] that says `detail`.
+pub fn admit(what: &str, needed: u64, detail: &str, available: Option<u64>) -> Result<()> {
+    match available {
+        Some(available) if needed > available => Err(SynthError::HostMemory {
+            what: what.to_owned(),
+            needed,
+            available,
+            detail: detail.to_owned(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The host memory available to this process, in bytes, where the system says: on Linux,
+/// `MemAvailable` from `/proc/meminfo`, lowered to the room under a cgroup memory limit (its
+/// limit minus its usage, reclaimable file cache counted as room). `None` elsewhere.
+pub fn available_host_memory() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let mut available = meminfo_available(&meminfo)?;
+    if let Some(room) = cgroup_room() {
+        available = available.min(room);
+    }
+    Some(available)
+}
+
+/// `MemAvailable` of a `/proc/meminfo` text, in bytes.
+fn meminfo_available(meminfo: &str) -> Option<u64> {
+    let kib = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))?
+        .trim()
+        .strip_suffix("kB")?
+        .trim()
+        .parse::<u64>()
+        .ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
+/// Room left under this process's cgroup memory limit, if it has one (v2, else v1).
+fn cgroup_room() -> Option<u64> {
+    let read = |path: &str| std::fs::read_to_string(path).ok();
+    let number = |path: &str| read(path)?.trim().parse::<u64>().ok();
+    let stat = |path: &str, key: &str| {
+        read(path)?.lines().find_map(|l| {
+            let (k, v) = l.split_once(' ')?;
+            (k == key).then(|| v.trim().parse::<u64>().ok()).flatten()
+        })
+    };
+    let room = |limit: u64, usage: u64, reclaimable: Option<u64>| {
+        limit.saturating_sub(usage.saturating_sub(reclaimable.unwrap_or(0)))
+    };
+    // cgroup v2: "max" (no limit) does not parse as a number.
+    if let (Some(limit), Some(usage)) = (
+        number("/sys/fs/cgroup/memory.max"),
+        number("/sys/fs/cgroup/memory.current"),
+    ) {
+        let reclaimable = stat("/sys/fs/cgroup/memory.stat", "inactive_file");
+        return Some(room(limit, usage, reclaimable));
+    }
+    // cgroup v1: no limit reads as a huge number, which the minimum then ignores.
+    let v1 = "/sys/fs/cgroup/memory";
+    let limit = number(&format!("{v1}/memory.limit_in_bytes"))?;
+    let usage = number(&format!("{v1}/memory.usage_in_bytes"))?;
+    let reclaimable = stat(&format!("{v1}/memory.stat"), "total_inactive_file");
+    Some(room(limit, usage, reclaimable))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::generate;
+
+    #[test]
+    fn meminfo_parses() {
+        let text = "MemTotal:       24684084 kB\nMemFree: 1 kB\nMemAvailable:   24214064 kB\n";
+        assert_eq!(meminfo_available(text), Some(24214064 * 1024));
+        assert_eq!(meminfo_available("MemTotal: 5 kB\n"), None);
+    }
+
+    #[test]
+    fn the_generated_estimate_matches_the_generator() {
+        let p = SynthParams {
+            tensor_size: 3,
+            vector_size: 4,
+            vectors: 5,
+            repeat: 0.25,
+            ..SynthParams::default()
+        };
+        let w = generate(&p).unwrap();
+        let one = node_bytes(&NodeShape::meson(3).unwrap());
+        let made = generated_bytes(&p).unwrap();
+        assert_eq!(made.initial_values, w.nodes.len() as u64 * one);
+        let items = w.nodes.len() + w.vectors.iter().map(Vec::len).sum::<usize>();
+        assert_eq!(made.queue, items as u64 * BOOKKEEPING_BYTES);
+        let huge = SynthParams {
+            tensor_size: usize::MAX / 2,
+            ..p.clone()
+        };
+        assert!(generated_bytes(&huge).is_err());
+        let many = SynthParams {
+            tensor_size: 1 << 20,
+            vectors: usize::MAX,
+            ..p
+        };
+        let made = generated_bytes(&many).unwrap();
+        assert_eq!((made.initial_values, made.queue), (u64::MAX, u64::MAX));
+    }
+
+    #[test]
+    fn needs_count_every_part_once() {
+        let p = SynthParams {
+            tensor_size: 2,
+            vector_size: 2,
+            vectors: 3,
+            repeat: 0.5,
+            ..SynthParams::default()
+        };
+        let w = generate(&p).unwrap();
+        let a = w.analyse().unwrap();
+        let one = node_bytes(&NodeShape::meson(2).unwrap());
+        let gpu = host_needs(&w, &a, 0, false);
+        assert_eq!(gpu.device, 0);
+        assert!(gpu.during_run >= w.nodes.len() as u64 * one);
+        assert_eq!(gpu.during_verify, 0);
+        let host = host_needs(&w, &a, 1000, true);
+        assert_eq!(host.device, 1000);
+        assert!(host.during_verify > 0 && host.total() > gpu.total());
+        assert!(dry_run_needs(&w, &a) <= gpu.during_run);
+        assert!(admit("the run", 10, "x", Some(9)).is_err());
+        assert!(admit("the run", 10, "x", Some(10)).is_ok());
+        assert!(admit("the run", u64::MAX, "x", None).is_ok());
+    }
+}

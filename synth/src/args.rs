@@ -1,0 +1,226 @@
+//! What a run and a plan share on the command line: the workload (generated or from a file),
+//! the configuration (policies, modes, streams, budget), their parsers, and the host memory
+//! admission that refuses, in one line, a workload too large for the machine.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use memhc_core::{Mode, PolicyKind};
+
+use crate::error::human_bytes;
+use crate::error::{Result, SynthError};
+use crate::generate::{Dist, SynthParams};
+use crate::host_memory::{admit, available_host_memory, generated_bytes};
+
+/// The environment variable that sets the host memory available to a run (bytes, with an
+/// optional K, M, G or T suffix), instead of what the system says; `off` skips the check.
+pub const HOST_MEMORY_VAR: &str = "MEMHC_HOST_MEMORY";
+
+/// The workload: generated (the MemHC paper's synthetic queue), or read from a file.
+#[derive(Debug, Args)]
+pub struct WorkloadArgs {
+    /// N: each of the 16 spin components of a meson is N x N complex doubles.
+    #[arg(long, default_value_t = 64)]
+    pub tensor_size: usize,
+    /// Contractions per vector.
+    #[arg(long, default_value_t = 16)]
+    pub vector_size: usize,
+    /// Number of vectors.
+    #[arg(long, default_value_t = 100)]
+    pub vectors: usize,
+    /// Repeated rate: the share of a vector's input slots that take an earlier node (0 to 1).
+    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
+    pub repeat: f64,
+    /// How repeated nodes are chosen: uniform, gaussian, or recent:K (new in the last K vectors).
+    #[arg(long, default_value = "uniform")]
+    pub dist: String,
+    /// Seed of the generator (runs repeat exactly).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Take the workload from a file (memhc-workload/1, see docs/workload-format.md) instead
+    /// of generating one.
+    #[arg(long, value_name = "FILE")]
+    pub workload: Option<PathBuf>,
+}
+
+impl WorkloadArgs {
+    /// The generator's parameters (checked when generating).
+    pub fn params(&self) -> Result<SynthParams> {
+        Ok(SynthParams {
+            tensor_size: self.tensor_size,
+            vector_size: self.vector_size,
+            vectors: self.vectors,
+            repeat: self.repeat,
+            dist: self.dist.parse::<Dist>()?,
+            seed: self.seed,
+        })
+    }
+}
+
+/// How to run: policies, modes, streams, and the device budget.
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// Eviction policies, comma separated, or `all`: lru, pp-lru, random, mru, car, clock-pro,
+    /// belady.
+    #[arg(long, default_value = "lru")]
+    pub policy: String,
+    /// Modes, comma separated: naive, reorg, reorg-sync, optimal, or `all` for these four (the
+    /// paper's Fig. 8); and unified, the managed-memory baseline, on a backend with managed
+    /// memory and without oversubscription (on the host backend it exercises the flow and says
+    /// nothing about GPU performance).
+    #[arg(long, default_value = "optimal")]
+    pub mode: String,
+    /// Streams the contractions of a vector are spread over.
+    #[arg(long, default_value_t = 4)]
+    pub streams: usize,
+    /// Oversubscription rate O >= 0: the device budget is peak / (1 + O), where peak is the
+    /// most bytes the run holds resident when nothing is evicted. Default 0 (everything fits).
+    #[arg(long, conflicts_with = "budget", allow_negative_numbers = true)]
+    pub oversub: Option<f64>,
+    /// Device budget in bytes (suffixes K, M, G, T allowed: 512M, 2G).
+    #[arg(long, value_parser = parse_bytes)]
+    pub budget: Option<u64>,
+}
+
+impl ConfigArgs {
+    /// The policies, the modes, and a check of the streams and the oversubscription rate.
+    pub fn parse(&self) -> Result<(Vec<PolicyKind>, Vec<Mode>)> {
+        let policies = parse_policies(&self.policy)?;
+        let modes = parse_modes(&self.mode)?;
+        if self.streams == 0 {
+            return Err(SynthError::Usage("--streams must be at least 1".into()));
+        }
+        if let Some(o) = self.oversub.filter(|o| !o.is_finite() || *o < 0.0) {
+            return Err(SynthError::Usage(format!(
+                "--oversub {o}: must be a number >= 0"
+            )));
+        }
+        Ok((policies, modes))
+    }
+}
+
+/// Parses a byte count with an optional K, M, G or T suffix (powers of 1024).
+pub fn parse_bytes(s: &str) -> std::result::Result<u64, String> {
+    let t = s.trim();
+    let (digits, unit) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&t[..i], c.to_ascii_uppercase()),
+        _ => (t, 'B'),
+    };
+    let factor: u64 = match unit {
+        'B' => 1,
+        'K' => 1 << 10,
+        'M' => 1 << 20,
+        'G' => 1 << 30,
+        'T' => 1 << 40,
+        other => return Err(format!("unknown unit '{other}' in '{s}' (K, M, G or T)")),
+    };
+    digits
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(factor))
+        .filter(|&n| n > 0)
+        .ok_or_else(|| format!("'{s}' is not a positive number of bytes"))
+}
+
+/// The policies of `--policy`: a list, or `all`.
+pub fn parse_policies(s: &str) -> Result<Vec<PolicyKind>> {
+    if s == "all" {
+        return Ok(PolicyKind::ALL.to_vec());
+    }
+    s.split(',')
+        .map(|p| {
+            p.trim()
+                .parse::<PolicyKind>()
+                .map_err(|e| SynthError::Usage(format!("--policy: {e}")))
+        })
+        .collect()
+}
+
+/// The modes of `--mode`: a list, or `all` for the paper's four explicit ones.
+pub fn parse_modes(s: &str) -> Result<Vec<Mode>> {
+    if s == "all" {
+        return Ok(Mode::ALL.to_vec());
+    }
+    s.split(',')
+        .map(|m| {
+            m.trim()
+                .parse::<Mode>()
+                .map_err(|e| SynthError::Usage(format!("--mode: {e}")))
+        })
+        .collect()
+}
+
+/// The host memory available, in bytes: `MEMHC_HOST_MEMORY` when set (`off`: unknown, so no
+/// check), else what the system says ([`available_host_memory`]; unknown off Linux).
+pub fn host_memory() -> Result<Option<u64>> {
+    match std::env::var(HOST_MEMORY_VAR) {
+        Ok(v) if v.trim() == "off" => Ok(None),
+        Ok(v) => parse_bytes(&v)
+            .map(Some)
+            .map_err(|e| SynthError::Usage(format!("{HOST_MEMORY_VAR}: {e}"))),
+        Err(_) => Ok(available_host_memory()),
+    }
+}
+
+/// Checks generator parameters before anything is generated: at least one vector, a tensor
+/// size whose nodes fit in the address space, and a queue that fits in `available` host
+/// memory, with the values of its initial nodes when `materialised` (a real run makes them; a
+/// plan does not). `what` needs the memory, for the message: "the run", "the plan".
+pub fn check_generated(
+    what: &str,
+    p: &SynthParams,
+    materialised: bool,
+    available: Option<u64>,
+) -> Result<()> {
+    if p.vectors == 0 {
+        return Err(SynthError::Usage(
+            "--vectors 0: a run needs at least one vector".into(),
+        ));
+    }
+    let made = generated_bytes(p)?;
+    let mut detail = format!("the queue itself {}", human_bytes(made.queue));
+    let mut needed = made.queue;
+    if materialised {
+        needed = needed.saturating_add(made.initial_values);
+        detail = format!(
+            "the values of the initial nodes alone {}, {detail}",
+            human_bytes(made.initial_values)
+        );
+    }
+    admit(what, needed, &detail, available)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_counts() {
+        assert_eq!(parse_bytes("512M"), Ok(512 << 20));
+        assert_eq!(parse_bytes("2g"), Ok(2 << 30));
+        assert_eq!(parse_bytes("3T"), Ok(3 << 40));
+        assert_eq!(parse_bytes("1000"), Ok(1000));
+        assert!(parse_bytes("0").is_err());
+        assert!(parse_bytes("12X").is_err());
+        assert!(parse_bytes("lots").is_err());
+        assert!(parse_bytes("99999999999T").is_err());
+    }
+
+    #[test]
+    fn generated_parameters_are_checked_before_generating() {
+        let p = SynthParams::default();
+        assert!(check_generated("the run", &p, true, None).is_ok());
+        let none = SynthParams {
+            vectors: 0,
+            ..p.clone()
+        };
+        assert!(check_generated("the run", &none, false, None).is_err());
+        assert!(matches!(
+            check_generated("the run", &p, true, Some(16 << 20)),
+            Err(SynthError::HostMemory { .. })
+        ));
+        // A plan materialises no values: 16 MiB holds the default queue's bookkeeping.
+        assert!(check_generated("the plan", &p, false, Some(16 << 20)).is_ok());
+    }
+}

@@ -1,0 +1,179 @@
+//! One point of a run (`memhc-synth` without a subcommand), ready to run: its workload,
+//! analysis, peak without eviction and budget, admitted against the host memory it needs; and
+//! the median of repeated runs of it.
+
+use indicatif::ProgressBar;
+use memhc_core::{Mode, PolicyKind};
+
+use crate::device::{BackendChoice, run_on};
+use crate::error::{Result, SynthError};
+use crate::generate::SynthParams;
+use crate::host_memory::{admit, host_needs};
+use crate::record::Record;
+use crate::run::{Outcome, RunSpec, largest_working_set, peak_without_eviction};
+use crate::workload::{Analysis, Workload};
+
+/// One point of a run, ready to run: its workload, analysis, peak and budget.
+pub(crate) struct Prepared {
+    params: SynthParams,
+    pub(crate) oversub: Option<f64>,
+    from_file: bool,
+    pub(crate) workload: Workload,
+    pub(crate) analysis: Analysis,
+    pub(crate) peak: usize,
+    pub(crate) budget: usize,
+}
+
+/// Where a point comes from and how it will run, for [`Prepared::new`].
+pub(crate) struct PointSetup {
+    /// `--budget`, if given.
+    pub budget: Option<u64>,
+    /// Whether the workload came from a file.
+    pub from_file: bool,
+    /// The backend the runs go to.
+    pub backend: BackendChoice,
+    /// Whether results are verified.
+    pub verify: bool,
+    /// The host memory available, when known.
+    pub host_memory: Option<u64>,
+}
+
+impl Prepared {
+    /// Analyses the workload, admits it against the host memory a run needs, finds its peak
+    /// without eviction (a dry run), derives the budget (`--budget` bytes if given, else
+    /// `peak / (1 + oversub)`), and admits the run again with the host backend's device memory.
+    /// A budget that cannot hold one contraction, and a workload that puts nothing on the
+    /// device, are refused here, before anything runs.
+    pub(crate) fn new(
+        params: SynthParams,
+        oversub: Option<f64>,
+        workload: Workload,
+        setup: &PointSetup,
+    ) -> Result<Self> {
+        let analysis = workload.analyse()?;
+        let admit_run = |device: usize| {
+            let needs = host_needs(&workload, &analysis, device, setup.verify);
+            admit("the run", needs.total(), &needs.detail(), setup.host_memory)
+        };
+        // The dry run below touches less than the run without its device memory.
+        admit_run(0)?;
+        let peak = peak_without_eviction(&workload, &analysis)?;
+        if peak == 0 {
+            return Err(SynthError::Usage(
+                "the workload puts nothing on the device (no contractions, no traces): \
+                 nothing to run"
+                    .into(),
+            ));
+        }
+        let budget = match (setup.budget, oversub) {
+            (Some(b), _) => usize::try_from(b).unwrap_or(usize::MAX),
+            (None, o) => ((peak as f64) / (1.0 + o.unwrap_or(0.0))).floor() as usize,
+        };
+        let needed = largest_working_set(&workload, &analysis);
+        if budget < needed {
+            return Err(SynthError::Usage(format!(
+                "a device budget of {budget} bytes cannot hold one contraction, which needs {needed} bytes"
+            )));
+        }
+        if setup.backend == BackendChoice::Host {
+            admit_run(budget)?;
+        }
+        Ok(Prepared {
+            params,
+            oversub,
+            from_file: setup.from_file,
+            workload,
+            analysis,
+            peak,
+            budget,
+        })
+    }
+
+    pub(crate) fn spec(
+        &self,
+        policy: PolicyKind,
+        mode: Mode,
+        streams: usize,
+        verify: bool,
+    ) -> RunSpec {
+        RunSpec {
+            policy,
+            mode,
+            budget: self.budget,
+            streams,
+            verify,
+        }
+    }
+
+    /// The record of one run of this point.
+    pub(crate) fn record(
+        &self,
+        backend: &str,
+        spec: &RunSpec,
+        miss_lower_bound: Option<u64>,
+        o: &Outcome,
+    ) -> Record {
+        let s = &o.stats;
+        let generated = !self.from_file;
+        let p = &self.params;
+        Record {
+            policy: spec.policy.to_string(),
+            mode: spec.mode.to_string(),
+            backend: backend.to_owned(),
+            tensor_size: if generated { p.tensor_size } else { 0 },
+            vector_size: if generated { p.vector_size } else { 0 },
+            vectors: self.workload.vectors.len(),
+            repeat: if generated { p.repeat } else { 0.0 },
+            dist: if generated {
+                p.dist.to_string()
+            } else {
+                "file".into()
+            },
+            oversub: self.oversub,
+            seed: if generated { p.seed } else { 0 },
+            budget: spec.budget as u64,
+            peak_no_eviction_bytes: self.peak as u64,
+            allocations: s.allocations,
+            pool_reuses: s.pool_reuses,
+            hits: s.hits,
+            misses: s.misses,
+            hit_rate: s.hit_rate,
+            evictions: s.evictions,
+            writebacks: s.writebacks,
+            h2d_bytes: s.h2d_bytes,
+            d2h_bytes: s.d2h_bytes,
+            peak_device_bytes: s.peak_device_bytes,
+            flops: s.flops,
+            gflops: o.gflops(),
+            wall_s: o.wall_s,
+            miss_lower_bound,
+            verified: spec.verify.then_some(o.max_rel_error.is_some()),
+            max_rel_error: o.max_rel_error,
+        }
+    }
+}
+
+/// Runs `spec` on point `p` `runs` times (the counts are the same every time) and keeps the
+/// first outcome with the median wall time.
+pub(crate) fn median_run(
+    backend: BackendChoice,
+    p: &Prepared,
+    spec: &RunSpec,
+    runs: usize,
+    bar: &ProgressBar,
+) -> Result<Outcome> {
+    let mut walls = Vec::with_capacity(runs);
+    let mut first: Option<Outcome> = None;
+    for _ in 0..runs {
+        let done = bar.position();
+        let outcome = run_on(backend, &p.workload, &p.analysis, spec, &mut |v| {
+            bar.set_position(done + v as u64)
+        })?;
+        walls.push(outcome.wall_s);
+        first.get_or_insert(outcome);
+    }
+    let mut outcome = first.ok_or_else(|| SynthError::Usage("--runs must be at least 1".into()))?;
+    walls.sort_by(f64::total_cmp);
+    outcome.wall_s = walls[walls.len() / 2];
+    Ok(outcome)
+}
