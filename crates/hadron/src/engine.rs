@@ -20,9 +20,8 @@
 //! packed); any other runs as a pointer-array batch. Output spins that no term writes are set
 //! to zero. Row-major data meets column-major BLAS in one place: [`crate::rowmajor`].
 
-use std::collections::HashMap;
-
 use memhc_core::backend::gemm::{GeamShape, GemmItem, GemmShape, StridedBatch};
+use memhc_core::policy::IdMap;
 use memhc_core::{Access, Backend, Complex64, Launch, Layout, ObjectId, Runtime};
 
 use crate::contraction::{Contraction, Plan};
@@ -47,7 +46,7 @@ pub enum Accumulation {
 #[derive(Debug)]
 pub struct Engine<B: Backend> {
     rt: Runtime<B>,
-    shapes: HashMap<ObjectId, NodeShape>,
+    shapes: IdMap<NodeShape>,
     accumulation: Accumulation,
 }
 
@@ -83,7 +82,7 @@ impl<B: Backend> Engine<B> {
     pub fn new(rt: Runtime<B>) -> Self {
         Engine {
             rt,
-            shapes: HashMap::new(),
+            shapes: IdMap::default(),
             accumulation: Accumulation::default(),
         }
     }
@@ -201,7 +200,7 @@ impl<B: Backend> Engine<B> {
                 let p = product.accumulating(i > 0);
                 products(l, &p, &slots, plan, layer, slots.out)?;
             }
-            zero(l, slots.out, plan, &uncovered)
+            zero(l, slots.out, plan, uncovered)
         })?;
         Ok(())
     }

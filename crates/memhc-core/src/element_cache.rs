@@ -4,12 +4,11 @@
 //! of contiguous memory" whose children are the component views); an unpacked object owns one
 //! buffer per component. Asking for an object found here is a hit: no allocation, no copy.
 
-use std::collections::HashMap;
-
 use crate::backend::gemm::DeviceRef;
 use crate::backend::{Backend, DeviceMemory};
 use crate::hazards::Hazards;
 use crate::object::{Layout, ObjectId};
+use crate::policy::IdMap;
 
 /// The device copy of one object.
 pub(crate) struct Resident<B: Backend> {
@@ -44,14 +43,14 @@ impl<B: Backend> Resident<B> {
 
 /// The table of resident objects.
 pub(crate) struct ElementCache<B: Backend> {
-    map: HashMap<ObjectId, Resident<B>>,
+    map: IdMap<Resident<B>>,
     bytes: usize,
 }
 
 impl<B: Backend> Default for ElementCache<B> {
     fn default() -> Self {
         ElementCache {
-            map: HashMap::new(),
+            map: IdMap::default(),
             bytes: 0,
         }
     }

@@ -1,8 +1,6 @@
 //! Launches: making a set of objects resident, ordering work on them after earlier work, and
 //! recording what the new work does to them.
 
-use std::collections::HashSet;
-
 use super::Runtime;
 use crate::backend::gemm::{DeviceRef, GeamShape, GemmItem, GemmShape, StridedBatch};
 use crate::backend::instrumented::Instrumented;
@@ -11,6 +9,7 @@ use crate::element_cache::Resident;
 use crate::error::{Error, Result};
 use crate::hazards::{Hazards, Tagged};
 use crate::object::{Access, Layout, ObjectId, State};
+use crate::policy::IdSet;
 
 /// The device side of a launch: views of its objects, and GEMM calls on its stream.
 ///
@@ -153,9 +152,19 @@ impl<'r, B: Backend> Launch<'r, B> {
 }
 
 /// How to undo what a launch did to an object it writes, if the launch fails.
-struct Undo {
+pub(super) struct Undo {
     id: ObjectId,
     host: Option<Vec<num_complex::Complex64>>,
+}
+
+/// The lists a launch builds, kept by the runtime between launches so that their memory is
+/// reused (both are empty outside a launch).
+#[derive(Default)]
+pub(super) struct Scratch {
+    /// How to undo the launch's writes.
+    undo: Vec<Undo>,
+    /// The objects acquired, and whether the launch writes each.
+    acquired: Vec<(ObjectId, bool)>,
 }
 
 impl<B: Backend> Runtime<B> {
@@ -177,8 +186,9 @@ impl<B: Backend> Runtime<B> {
     {
         self.check_launch(stream, accesses)?;
         self.pinned.extend(accesses.iter().map(|a| a.object));
-        let mut undo = Vec::new();
-        let mut acquired = Vec::with_capacity(accesses.len());
+        // The launch's lists live in the runtime between launches: no allocation per launch.
+        let mut undo = std::mem::take(&mut self.scratch.undo);
+        let mut acquired = std::mem::take(&mut self.scratch.acquired);
         let mut outcome = self.acquire_all(stream, accesses, &mut undo, &mut acquired);
         if outcome.is_ok() {
             outcome = self.order_and_run(stream, accesses, work);
@@ -188,9 +198,12 @@ impl<B: Backend> Runtime<B> {
         let outcome = outcome.and(fenced);
         let settled = match &outcome {
             Ok(()) => self.after_success(stream, accesses),
-            Err(_) => self.after_failure(undo),
+            Err(_) => self.after_failure(&mut undo),
         };
         let dropped = self.drop_uncached(accesses);
+        undo.clear();
+        acquired.clear();
+        self.scratch = Scratch { undo, acquired };
         outcome.and(settled).and(dropped)
     }
 
@@ -202,11 +215,17 @@ impl<B: Backend> Runtime<B> {
                 streams: self.streams.len(),
             });
         }
-        let mut seen = HashSet::with_capacity(accesses.len());
         let mut needed = 0usize;
-        for a in accesses {
+        // Launches name a handful of objects: comparing each with those before it is cheaper
+        // than hashing, up to a point.
+        let mut seen = (accesses.len() > 16).then(IdSet::default);
+        for (i, a) in accesses.iter().enumerate() {
             let e = self.entry(a.object)?;
-            if !seen.insert(a.object) {
+            let repeated = match &mut seen {
+                Some(set) => !set.insert(a.object),
+                None => accesses[..i].iter().any(|b| b.object == a.object),
+            };
+            if repeated {
                 return Err(Error::DuplicateAccess(a.object));
             }
             if a.mode.reads() && !e.life.kind().has_value() {
@@ -403,9 +422,9 @@ impl<B: Backend> Runtime<B> {
 
     /// After a failed launch: objects it was writing lose their device copy and go back to
     /// their previous host value, or to no value.
-    fn after_failure(&mut self, undo: Vec<Undo>) -> Result<()> {
+    fn after_failure(&mut self, undo: &mut Vec<Undo>) -> Result<()> {
         let mut first = Ok(());
-        for u in undo {
+        for u in undo.drain(..) {
             first = first.and(self.drop_device_copy(u.id));
             if let Ok((life, log)) = self.life_mut(u.id) {
                 first = first.and(life.rolled_back(u.host, log).map_err(Error::from));

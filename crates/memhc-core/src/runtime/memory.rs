@@ -1,7 +1,5 @@
 //! The allocation path, eviction, write-back and disposal of device copies.
 
-use std::collections::{HashMap, HashSet};
-
 use num_complex::Complex64;
 
 use super::{Entry, Runtime};
@@ -11,7 +9,7 @@ use crate::error::{BackendError, Error, Result};
 use crate::free_pool::Pooled;
 use crate::hazards::Hazards;
 use crate::object::{ObjectId, State};
-use crate::policy::ResidentView;
+use crate::policy::{IdMap, ResidentView};
 
 fn missing_buffer(id: ObjectId) -> Error {
     Error::Internal(format!("resident object {id} has no buffer"))
@@ -20,13 +18,13 @@ fn missing_buffer(id: ObjectId) -> Error {
 /// The policy's view of the tables while it picks a victim.
 struct View<'a, B: Backend> {
     cache: &'a ElementCache<B>,
-    pinned: &'a HashSet<ObjectId>,
-    objects: &'a HashMap<ObjectId, Entry>,
+    pinned: &'a [ObjectId],
+    objects: &'a IdMap<Entry>,
 }
 
 impl<B: Backend> ResidentView for View<'_, B> {
     fn is_evictable(&self, id: ObjectId) -> bool {
-        self.cache.contains(id) && !self.pinned.contains(&id)
+        !self.pinned.contains(&id) && self.cache.contains(id)
     }
 
     fn is_dirty(&self, id: ObjectId) -> bool {
@@ -148,7 +146,9 @@ impl<B: Backend> Runtime<B> {
     pub(super) fn sync_to_host(&mut self, id: ObjectId, stream: usize) -> Result<()> {
         let host = self.read_back(id, stream)?;
         let (life, log) = self.life_mut(id)?;
-        Ok(life.synced(host, log)?)
+        life.synced(host, log)?;
+        self.policy.on_synced(id);
+        Ok(())
     }
 
     /// Reads the device copy of a resident object into a new host vector, ordered after its

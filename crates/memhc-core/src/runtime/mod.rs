@@ -34,8 +34,6 @@ mod launch;
 mod managed;
 mod memory;
 
-use std::collections::{HashMap, HashSet};
-
 use num_complex::Complex64;
 
 use crate::backend::Backend;
@@ -46,11 +44,12 @@ use crate::error::{Error, Result};
 use crate::free_pool::FreePool;
 use crate::lifecycle::{Lifecycle, TransitionLog};
 use crate::object::{Layout, ObjectId, ObjectKind, State};
-use crate::policy::EvictionPolicy;
+use crate::policy::{EvictionPolicy, IdMap};
 use crate::stats::Stats;
 
 pub use audit::AuditError;
 pub use launch::Launch;
+use launch::Scratch;
 
 /// What the runtime knows about one object besides its device copy.
 #[derive(Debug)]
@@ -77,18 +76,21 @@ pub struct Runtime<B: Backend> {
     streams: Vec<B::Stream>,
     config: Config,
     budget: usize,
-    objects: HashMap<ObjectId, Entry>,
+    objects: IdMap<Entry>,
     cache: ElementCache<B>,
     pool: FreePool<B>,
     policy: Box<dyn EvictionPolicy>,
     /// Bytes allocated from the backend and not freed: resident plus pooled.
     used: usize,
-    /// Objects a launch in progress is using: never evicted.
-    pinned: HashSet<ObjectId>,
+    /// Objects a launch in progress is using: never evicted. A launch uses a handful of
+    /// objects, so a list is the fastest set.
+    pinned: Vec<ObjectId>,
     counters: CacheCounters,
     /// Every lifecycle transition taken or refused.
     transitions: TransitionLog,
     next_id: u64,
+    /// Lists launches reuse.
+    scratch: Scratch,
 }
 
 impl<B: Backend> std::fmt::Debug for Runtime<B> {
@@ -129,15 +131,16 @@ impl<B: Backend> Runtime<B> {
             backend,
             streams,
             budget,
-            objects: HashMap::new(),
+            objects: IdMap::default(),
             cache: ElementCache::default(),
             pool: FreePool::default(),
             policy,
             used: 0,
-            pinned: HashSet::new(),
+            pinned: Vec::new(),
             counters: CacheCounters::default(),
             transitions: TransitionLog::default(),
             next_id: 0,
+            scratch: Scratch::default(),
             config,
         })
     }
