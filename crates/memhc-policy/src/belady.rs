@@ -86,9 +86,7 @@ impl Belady {
     fn forget(&mut self, id: ObjectId) {
         match self.next_use.remove(&id) {
             Some(NEVER) => {
-                if !self.never_clean.remove(&id) {
-                    self.never_dirty.remove(&id);
-                }
+                let _ = self.never_clean.remove(&id) || self.never_dirty.remove(&id);
             }
             Some(k) => {
                 self.by_next_use.remove(&(k, id));

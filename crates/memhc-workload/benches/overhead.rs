@@ -13,6 +13,8 @@
 //! `cargo bench -p memhc-workload --bench overhead`. Environment:
 //!
 //! * `MEMHC_OVERHEAD_SIZES=4000,32000` runs only these queue lengths;
+//! * `MEMHC_OVERHEAD_CASES=lru/fits,belady` runs only the cases whose name contains one of
+//!   these;
 //! * `MEMHC_OVERHEAD_ONCE=1` skips criterion and times each case once (for code too slow to
 //!   sample at 256,000 contractions), printing one line per case.
 
@@ -65,13 +67,22 @@ fn queue(contractions: usize) -> Queue {
 
 /// The cases of one queue: (name, policy, budget).
 fn cases(q: &Queue) -> Vec<(String, PolicyKind, usize)> {
+    let wanted: Option<Vec<String>> = std::env::var("MEMHC_OVERHEAD_CASES")
+        .ok()
+        .map(|s| s.split(',').map(|x| x.trim().to_owned()).collect());
     let mut out = Vec::new();
     for policy in [PolicyKind::Lru, PolicyKind::Belady] {
         for (fit, budget) in [
             ("fits", q.peak),
             ("oversub1.5", (q.peak as f64 / 2.5) as usize),
         ] {
-            out.push((format!("{policy}/{fit}"), policy, budget));
+            let name = format!("{policy}/{fit}");
+            if wanted
+                .as_ref()
+                .is_none_or(|w| w.iter().any(|x| name.contains(x.as_str())))
+            {
+                out.push((name, policy, budget));
+            }
         }
     }
     out
