@@ -4,10 +4,13 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::args::{parse_allocs, parse_modes, parse_policies, parse_sweep, points};
 use crate::device::{BackendChoice, run_on};
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use memhc_core::{Mode, PolicyKind};
+use memhc_core::{Alloc, Mode, PolicyKind};
+
+pub use crate::args::parse_bytes;
 
 use crate::error::{Result, SynthError};
 use crate::generate::{Dist, SynthParams, generate};
@@ -84,6 +87,16 @@ struct RunArgs {
     /// nothing about GPU performance).
     #[arg(long, default_value = "optimal")]
     mode: String,
+    /// Where device memory comes from, comma separated, or `all`: driver (every buffer a
+    /// driver allocation, the paper), handover (an evicted buffer goes straight to the request
+    /// that evicted it), arena (one driver allocation of the budget, sub-allocated). Default:
+    /// each mode's own (handover in optimal, driver in the others).
+    #[arg(long)]
+    alloc: Option<String>,
+    /// A pooled or handed-over buffer up to this many percent larger than a request may serve
+    /// it (0: exact sizes, as the paper's free pool).
+    #[arg(long, default_value_t = 0)]
+    reuse_tolerance: u32,
     /// Streams the contractions of a vector are spread over.
     #[arg(long, default_value_t = 4)]
     streams: usize,
@@ -125,56 +138,6 @@ struct RunArgs {
     dump_results: Option<PathBuf>,
 }
 
-/// Parses a byte count with an optional K, M or G suffix (powers of 1024).
-pub fn parse_bytes(s: &str) -> std::result::Result<u64, String> {
-    let t = s.trim();
-    let (digits, unit) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => (&t[..i], c.to_ascii_uppercase()),
-        _ => (t, 'B'),
-    };
-    let factor: u64 = match unit {
-        'B' => 1,
-        'K' => 1 << 10,
-        'M' => 1 << 20,
-        'G' => 1 << 30,
-        other => return Err(format!("unknown unit '{other}' in '{s}' (K, M or G)")),
-    };
-    digits
-        .trim()
-        .parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(factor))
-        .filter(|&n| n > 0)
-        .ok_or_else(|| format!("'{s}' is not a positive number of bytes"))
-}
-
-fn parse_policies(s: &str) -> Result<Vec<PolicyKind>> {
-    if s == "all" {
-        return Ok(PolicyKind::ALL.to_vec());
-    }
-    s.split(',')
-        .map(|p| {
-            p.trim()
-                .parse::<PolicyKind>()
-                .map_err(|e| SynthError::Usage(format!("--policy: {e}")))
-        })
-        .collect()
-}
-
-/// The modes of `--mode`: a list, or `all` for the paper's four explicit ones.
-fn parse_modes(s: &str) -> Result<Vec<Mode>> {
-    if s == "all" {
-        return Ok(Mode::ALL.to_vec());
-    }
-    s.split(',')
-        .map(|m| {
-            m.trim()
-                .parse::<Mode>()
-                .map_err(|e| SynthError::Usage(format!("--mode: {e}")))
-        })
-        .collect()
-}
-
 /// Unified memory is never oversubscribed: refuses a point whose budget is below its peak.
 fn refuse_oversubscribed_unified(modes: &[Mode], prepared: &[Prepared]) -> Result<()> {
     if !modes.contains(&Mode::Unified) {
@@ -191,75 +154,6 @@ fn refuse_oversubscribed_unified(modes: &[Mode], prepared: &[Prepared]) -> Resul
         ))),
         None => Ok(()),
     }
-}
-
-/// One swept parameter and its values.
-#[derive(Clone, Debug, PartialEq)]
-struct Sweep {
-    key: String,
-    values: Vec<f64>,
-}
-
-fn parse_sweep(s: &str) -> Result<Sweep> {
-    let usage = |why: &str| SynthError::Usage(format!("--sweep {s}: {why}"));
-    let (key, list) = s
-        .split_once('=')
-        .ok_or_else(|| usage("expected KEY=V1,V2,..."))?;
-    if !["repeat", "vector-size", "tensor-size", "oversub"].contains(&key) {
-        return Err(usage(
-            "the key must be repeat, vector-size, tensor-size or oversub",
-        ));
-    }
-    let values = list
-        .split(',')
-        .map(|v| {
-            v.trim()
-                .parse::<f64>()
-                .map_err(|_| usage(&format!("'{v}' is not a number")))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    if values.is_empty() {
-        return Err(usage("no values"));
-    }
-    let integral = key != "repeat" && key != "oversub";
-    if let Some(v) = values
-        .iter()
-        .find(|v| !v.is_finite() || **v < 0.0 || (integral && v.fract() != 0.0))
-    {
-        return Err(usage(&format!("{v} is not a valid {key}")));
-    }
-    Ok(Sweep {
-        key: key.to_owned(),
-        values,
-    })
-}
-
-/// Every combination of the swept values, applied to the base parameters.
-fn points(
-    base: &SynthParams,
-    oversub: Option<f64>,
-    sweeps: &[Sweep],
-) -> Vec<(SynthParams, Option<f64>)> {
-    let mut out = vec![(base.clone(), oversub)];
-    for sweep in sweeps {
-        out = out
-            .into_iter()
-            .flat_map(|(p, o)| {
-                sweep.values.iter().map(move |&v| {
-                    let mut p = p.clone();
-                    let mut o = o;
-                    match sweep.key.as_str() {
-                        "repeat" => p.repeat = v,
-                        "vector-size" => p.vector_size = v as usize,
-                        "tensor-size" => p.tensor_size = v as usize,
-                        _ => o = Some(v),
-                    }
-                    (p, o)
-                })
-            })
-            .collect();
-    }
-    out
 }
 
 /// Runs the tool on `args`; returns the exit code (0 ok, 1 a run failed, 2 bad input).
@@ -318,6 +212,21 @@ fn synth(a: &RunArgs) -> Result<()> {
     let dist: Dist = a.dist.parse()?;
     let policies = parse_policies(&a.policy)?;
     let modes = parse_modes(&a.mode)?;
+    let allocs: Vec<Option<Alloc>> = match &a.alloc {
+        Some(list) => parse_allocs(list)?.into_iter().map(Some).collect(),
+        None => vec![None],
+    };
+    if a.reuse_tolerance > 100 {
+        return Err(SynthError::Usage(format!(
+            "--reuse-tolerance {}: at most 100 (percent)",
+            a.reuse_tolerance
+        )));
+    }
+    if modes.contains(&Mode::Unified) && allocs.contains(&Some(Alloc::Arena)) {
+        return Err(SynthError::Usage(
+            "--alloc arena does not apply to --mode unified (managed memory)".into(),
+        ));
+    }
     let backend: BackendChoice = a.backend.parse()?;
     backend.check()?;
     if a.streams == 0 {
@@ -402,7 +311,7 @@ fn synth(a: &RunArgs) -> Result<()> {
         )?);
     }
     refuse_oversubscribed_unified(&modes, &prepared)?;
-    let runs_per_point = (policies.len() * modes.len() * a.runs) as u64;
+    let runs_per_point = (policies.len() * modes.len() * allocs.len() * a.runs) as u64;
     let total: u64 = prepared
         .iter()
         .map(|p| p.workload.vectors.len() as u64)
@@ -420,22 +329,27 @@ fn synth(a: &RunArgs) -> Result<()> {
         (prepared.first(), policies.first(), modes.first())
     {
         bar.set_message("warm-up");
-        run_on(
-            backend,
-            &p.workload,
-            &p.analysis,
-            &p.spec(policy, mode, a.streams, false),
-            &mut |_| {},
-        )?;
+        let spec = RunSpec {
+            alloc: allocs.first().copied().flatten(),
+            ..p.spec(policy, mode, a.streams, false)
+        };
+        run_on(backend, &p.workload, &p.analysis, &spec, &mut |_| {})?;
     }
     let mut records = Vec::new();
     let mut dumped = false;
     for p in &prepared {
-        for &mode in &modes {
+        for (&mode, &alloc) in modes
+            .iter()
+            .flat_map(|m| allocs.iter().map(move |al| (m, al)))
+        {
             let mut lower_bound = None;
             for &policy in &policies {
                 bar.set_message(format!("{policy}/{mode}"));
-                let spec = p.spec(policy, mode, a.streams, a.verify);
+                let spec = RunSpec {
+                    alloc,
+                    reuse_tolerance_percent: a.reuse_tolerance,
+                    ..p.spec(policy, mode, a.streams, a.verify)
+                };
                 if p.analysis.equal_sizes && lower_bound.is_none() {
                     lower_bound = Some(miss_lower_bound(&p.workload, &p.analysis, &spec)?);
                 }
@@ -518,11 +432,8 @@ impl Prepared {
 
     fn spec(&self, policy: PolicyKind, mode: Mode, streams: usize, verify: bool) -> RunSpec {
         RunSpec {
-            policy,
-            mode,
-            budget: self.budget,
-            streams,
             verify,
+            ..RunSpec::new(policy, mode, self.budget, streams)
         }
     }
 
@@ -540,6 +451,8 @@ impl Prepared {
         Record {
             policy: spec.policy.to_string(),
             mode: spec.mode.to_string(),
+            alloc: Alloc::of(&spec.config()).to_string(),
+            reuse_tolerance_percent: spec.reuse_tolerance_percent,
             backend: backend.to_owned(),
             tensor_size: if generated { p.tensor_size } else { 0 },
             vector_size: if generated { p.vector_size } else { 0 },
@@ -556,6 +469,11 @@ impl Prepared {
             peak_no_eviction_bytes: self.peak as u64,
             allocations: s.allocations,
             pool_reuses: s.pool_reuses,
+            handovers: s.handovers,
+            arena_allocations: s.arena_allocations,
+            pool_slack_bytes: s.pool_slack_bytes,
+            fragmentation_evictions: s.fragmentation_evictions,
+            arena_restarts: s.arena_restarts,
             hits: s.hits,
             misses: s.misses,
             hit_rate: s.hit_rate,
@@ -597,33 +515,4 @@ fn median_run(
     walls.sort_by(f64::total_cmp);
     outcome.wall_s = walls[walls.len() / 2];
     Ok(outcome)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn byte_counts() {
-        assert_eq!(parse_bytes("512M"), Ok(512 << 20));
-        assert_eq!(parse_bytes("2g"), Ok(2 << 30));
-        assert_eq!(parse_bytes("1000"), Ok(1000));
-        assert!(parse_bytes("0").is_err());
-        assert!(parse_bytes("12X").is_err());
-        assert!(parse_bytes("lots").is_err());
-    }
-
-    #[test]
-    fn sweeps_combine() {
-        let s = [
-            parse_sweep("repeat=0,1").unwrap(),
-            parse_sweep("oversub=0.5,1.5").unwrap(),
-        ];
-        let pts = points(&SynthParams::default(), Some(0.0), &s);
-        assert_eq!(pts.len(), 4);
-        assert_eq!((pts[3].0.repeat, pts[3].1), (1.0, Some(1.5)));
-        assert!(parse_sweep("speed=1").is_err());
-        assert!(parse_sweep("vector-size=1.5").is_err());
-        assert!(parse_sweep("repeat").is_err());
-    }
 }

@@ -12,6 +12,7 @@
 //! `memhc-workload`'s, re-exported here under the paths this crate always had.
 
 pub mod app;
+pub mod args;
 pub mod device;
 pub mod plot;
 pub mod record;

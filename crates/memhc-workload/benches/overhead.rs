@@ -96,6 +96,8 @@ fn per_contraction(q: &Queue, policy: PolicyKind, budget: usize) -> Duration {
         budget,
         streams: 4,
         verify: false,
+        alloc: None,
+        reuse_tolerance_percent: 0,
     };
     let o = run(
         NullBackend::new(budget),

@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use hadron::{Contraction, Engine, HadronNode, reference};
-use memhc_core::{Backend, Complex64, Config, Mode, ObjectId, PolicyKind, Runtime, Stats};
+use memhc_core::{Alloc, Backend, Complex64, Config, Mode, ObjectId, PolicyKind, Runtime, Stats};
 use memhc_host::null::NullBackend;
 
 use crate::error::{Result, SynthError};
@@ -24,6 +24,42 @@ pub struct RunSpec {
     pub streams: usize,
     /// Whether to check every result and trace against the reference implementation.
     pub verify: bool,
+    /// Where device memory comes from; `None`: the mode's own setting (handover in the optimal
+    /// mode, the driver in the paper's baselines).
+    pub alloc: Option<Alloc>,
+    /// The runtime's reuse tolerance in percent (0: exact sizes, as the paper's free pool).
+    pub reuse_tolerance_percent: u32,
+}
+
+impl RunSpec {
+    /// A run of `policy` in `mode` under `budget` on `streams` streams, unverified, with the
+    /// mode's own allocation setting and exact reuse.
+    pub fn new(policy: PolicyKind, mode: Mode, budget: usize, streams: usize) -> Self {
+        RunSpec {
+            policy,
+            mode,
+            budget,
+            streams,
+            verify: false,
+            alloc: None,
+            reuse_tolerance_percent: 0,
+        }
+    }
+
+    /// The runtime configuration of this run.
+    pub fn config(&self) -> Config {
+        let config = Config {
+            reuse_tolerance_percent: self.reuse_tolerance_percent,
+            ..Config::for_mode(self.mode)
+                .with_policy(self.policy)
+                .with_budget(self.budget)
+                .with_streams(self.streams)
+        };
+        match self.alloc {
+            Some(a) => config.with_alloc(a),
+            None => config,
+        }
+    }
 }
 
 /// What a run produced.
@@ -58,7 +94,7 @@ pub fn peak_without_eviction(w: &Workload, a: &Analysis) -> Result<usize> {
     let config = Config {
         lazy_release: false,
         streams: 1,
-        ..Config::for_mode(Mode::Optimal)
+        ..Config::for_mode(Mode::Optimal).with_alloc(Alloc::Driver)
     };
     let mut engine = Engine::new(Runtime::new(NullBackend::new(usize::MAX / 2), config)?);
     execute(&mut engine, w, a, false, &mut |_| {})?;
@@ -68,10 +104,7 @@ pub fn peak_without_eviction(w: &Workload, a: &Analysis) -> Result<usize> {
 /// The misses of the Belady policy on the same queue, mode and budget: the lower bound on the
 /// misses of every policy (when all nodes have the same size). A dry run on the null backend.
 pub fn miss_lower_bound(w: &Workload, a: &Analysis, spec: &RunSpec) -> Result<u64> {
-    let config = Config::for_mode(spec.mode)
-        .with_policy(PolicyKind::Belady)
-        .with_budget(spec.budget)
-        .with_streams(spec.streams);
+    let config = spec.config().with_policy(PolicyKind::Belady);
     let mut engine = Engine::new(Runtime::new(NullBackend::new(spec.budget), config)?);
     execute(&mut engine, w, a, false, &mut |_| {})?;
     Ok(engine.runtime().stats().misses)
@@ -114,11 +147,7 @@ pub fn run<B: Backend>(
             spec.budget
         )));
     }
-    let config = Config::for_mode(spec.mode)
-        .with_policy(spec.policy)
-        .with_budget(spec.budget)
-        .with_streams(spec.streams);
-    let mut engine = Engine::new(Runtime::new(backend, config)?);
+    let mut engine = Engine::new(Runtime::new(backend, spec.config())?);
     let done = execute(&mut engine, w, a, true, progress)?;
     let max_rel_error = if spec.verify {
         Some(verify(w, a, &done.results, &done.traces)?)
