@@ -75,7 +75,7 @@ pub use config::{Alloc, Config, Mode};
 pub use error::{BackendError, BackendOp, Error, Result};
 pub use object::{Access, AccessMode, Layout, ObjectId, ObjectKind, State};
 pub use policy::{EvictionPolicy, PolicyKind};
-pub use runtime::{AuditError, Launch, Runtime};
+pub use runtime::{AuditError, Components, Launch, Runtime};
 pub use stats::{ArenaUsage, Stats};
 
 /// The element type of every object: a complex double.

@@ -2,7 +2,7 @@
 //! recording what the new work does to them.
 
 use super::Runtime;
-use super::work::Launch;
+use super::work::{Bound, Launch};
 use crate::backend::{Backend, as_bytes};
 use crate::element_cache::Resident;
 use crate::error::{Error, Result};
@@ -267,7 +267,7 @@ impl<B: Backend> Runtime<B> {
                 self.prefetch_to_device(s, r)?;
             }
             let layout = self.entry(a.object)?.layout;
-            objects.push((*a, layout, r));
+            objects.push(Bound::new(*a, layout, r, self.arena_buffer()));
         }
         let mut launch = Launch {
             backend: &self.backend,

@@ -54,7 +54,7 @@ use crate::stats::{ArenaUsage, Stats};
 
 pub use audit::AuditError;
 use launch::Scratch;
-pub use work::Launch;
+pub use work::{Components, Launch};
 
 /// What the runtime knows about one object besides its device copy.
 #[derive(Debug)]
