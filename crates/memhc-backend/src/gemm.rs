@@ -300,12 +300,16 @@ pub fn validate_batched<M: DeviceMemory>(
     let mut sorted = true;
     let mut previous: Option<Span> = None;
     let (mut lowest, mut highest) = (u64::MAX, 0u64);
+    let fits = |r: &DeviceRef<'_, M>, extent: usize| {
+        r.offset
+            .checked_add(extent)
+            .is_some_and(|end| end <= elems_of(r.buffer))
+    };
     for (i, it) in items.iter().enumerate() {
-        if shape.k > 0 {
-            check_range("A", i, &it.a, ea)?;
-            check_range("B", i, &it.b, eb)?;
+        let inputs_fit = shape.k == 0 || (fits(&it.a, ea) && fits(&it.b, eb));
+        if !inputs_fit || !fits(&it.c, ec) {
+            return Err(out_of_range(shape.k > 0, i, it, (ea, eb, ec)));
         }
-        check_range("C", i, &it.c, ec)?;
         let c = span(&it.c, ec);
         if let Some(p) = previous {
             sorted &= p <= c;
@@ -352,6 +356,26 @@ pub fn validate_batched<M: DeviceMemory>(
         }
     }
     Ok(())
+}
+
+/// The error of item `i`, one of whose operands is out of its buffer (the inputs are checked
+/// only if `inputs`).
+#[cold]
+fn out_of_range<M: DeviceMemory>(
+    inputs: bool,
+    i: usize,
+    it: &GemmItem<'_, M>,
+    (ea, eb, ec): (usize, usize, usize),
+) -> BackendError {
+    let checks = [("A", &it.a, ea), ("B", &it.b, eb)];
+    checks
+        .into_iter()
+        .filter(|_| inputs)
+        .chain([("C", &it.c, ec)])
+        .find_map(|(what, r, e)| check_range(what, i, r, e).err())
+        .unwrap_or_else(|| {
+            BackendError::invalid(BackendOp::Gemm, format!("item {i}: out of range"))
+        })
 }
 
 fn outputs_overlap(x: &Span, y: &Span) -> BackendError {

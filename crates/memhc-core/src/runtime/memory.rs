@@ -289,13 +289,16 @@ impl<B: Backend> Runtime<B> {
 
     /// Returns a former device copy's blocks: to the free pool with their in-flight uses when
     /// lazy release is on, else freed once those uses have completed.
-    pub(super) fn dispose(&mut self, r: Resident<B>) -> Result<()> {
+    pub(super) fn dispose(&mut self, mut r: Resident<B>) -> Result<()> {
         if self.config.lazy_release {
-            for block in r.blocks {
-                self.pool.put(Pooled {
-                    block,
-                    hazards: r.hazards.clone(),
-                });
+            // Every block keeps the object's uses; the last one takes them over.
+            let mut blocks = r.blocks.into_iter().peekable();
+            while let Some(block) = blocks.next() {
+                let hazards = match blocks.peek() {
+                    Some(_) => r.hazards.clone(),
+                    None => std::mem::take(&mut r.hazards),
+                };
+                self.pool.put(Pooled { block, hazards });
             }
             Ok(())
         } else {
