@@ -473,6 +473,7 @@ impl Prepared {
             arena_allocations: s.arena_allocations,
             pool_slack_bytes: s.pool_slack_bytes,
             fragmentation_evictions: s.fragmentation_evictions,
+            arena_stranded_bytes: s.arena_stranded_bytes,
             arena_restarts: s.arena_restarts,
             hits: s.hits,
             misses: s.misses,

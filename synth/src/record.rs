@@ -47,6 +47,8 @@ pub struct Record {
     pub pool_slack_bytes: u64,
     /// Arena mode: evictions made only because the free bytes were in pieces.
     pub fragmentation_evictions: u64,
+    /// Arena mode: the most free bytes that could not serve a request they would have covered.
+    pub arena_stranded_bytes: u64,
     /// Arena mode: launches that started over after splitting the arena.
     pub arena_restarts: u64,
     /// Object uses that found the object resident.

@@ -37,6 +37,7 @@ fn record(policy: &str, mode: &str, repeat: f64, gflops: f64, evictions: u64) ->
         arena_allocations: 0,
         pool_slack_bytes: 0,
         fragmentation_evictions: 0,
+        arena_stranded_bytes: 0,
         arena_restarts: 0,
         hits: 200,
         misses,
