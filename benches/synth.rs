@@ -36,6 +36,8 @@ fn optimal_against_naive(c: &mut Criterion) {
             budget,
             streams: 4,
             verify: false,
+            alloc: None,
+            reuse_tolerance_percent: 0,
         };
         // Timed: the run itself (vectors, traces, reading the results), as `wall_s` reports it,
         // not the generation of the nodes' random values before it.

@@ -15,7 +15,7 @@ use crate::error::{Result, SynthError};
 use crate::generate::{SynthParams, generate};
 use crate::planning::{PlanArgs, plan_command};
 use crate::prepared::{PointSetup, Prepared, median_run};
-use crate::run::miss_lower_bound;
+use crate::run::{RunSpec, miss_lower_bound};
 use crate::{file, plot, replay, report};
 
 /// The synthetic workload of the MemHC paper: generate a queue of meson contractions, run it
@@ -242,6 +242,7 @@ fn trace(slots: usize, policy: &str, vectors: &[String]) -> Result<()> {
 
 fn synth(a: &RunArgs) -> Result<()> {
     let (policies, modes) = a.config.parse()?;
+    let allocs = a.config.allocs(&modes)?;
     let backend: BackendChoice = a.backend.parse()?;
     backend.check()?;
     let sweeps = a
@@ -317,7 +318,7 @@ fn synth(a: &RunArgs) -> Result<()> {
         prepared.push(Prepared::new(params, oversub, workload, &setup)?);
     }
     refuse_oversubscribed_unified(&modes, &prepared)?;
-    let runs_per_point = (policies.len() * modes.len() * a.runs) as u64;
+    let runs_per_point = (policies.len() * modes.len() * allocs.len() * a.runs) as u64;
     let total: u64 = prepared
         .iter()
         .map(|p| p.workload.vectors.len() as u64)
@@ -335,22 +336,27 @@ fn synth(a: &RunArgs) -> Result<()> {
         (prepared.first(), policies.first(), modes.first())
     {
         bar.set_message("warm-up");
-        run_on(
-            backend,
-            &p.workload,
-            &p.analysis,
-            &p.spec(policy, mode, a.config.streams, false),
-            &mut |_| {},
-        )?;
+        let spec = RunSpec {
+            alloc: allocs.first().copied().flatten(),
+            ..p.spec(policy, mode, a.config.streams, false)
+        };
+        run_on(backend, &p.workload, &p.analysis, &spec, &mut |_| {})?;
     }
     let mut records = Vec::new();
     let mut dumped = false;
     for p in &prepared {
-        for &mode in &modes {
+        for (&mode, &alloc) in modes
+            .iter()
+            .flat_map(|m| allocs.iter().map(move |al| (m, al)))
+        {
             let mut lower_bound = None;
             for &policy in &policies {
                 bar.set_message(format!("{policy}/{mode}"));
-                let spec = p.spec(policy, mode, a.config.streams, a.verify);
+                let spec = RunSpec {
+                    alloc,
+                    reuse_tolerance_percent: a.config.reuse_tolerance,
+                    ..p.spec(policy, mode, a.config.streams, a.verify)
+                };
                 if p.analysis.equal_sizes && lower_bound.is_none() {
                     lower_bound = Some(miss_lower_bound(&p.workload, &p.analysis, &spec)?);
                 }

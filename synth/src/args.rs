@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use memhc_core::{Mode, PolicyKind};
+use memhc_core::{Alloc, Mode, PolicyKind};
 
 use crate::error::human_bytes;
 use crate::error::{Result, SynthError};
@@ -73,6 +73,16 @@ pub struct ConfigArgs {
     /// Streams the contractions of a vector are spread over.
     #[arg(long, default_value_t = 4)]
     pub streams: usize,
+    /// Where device memory comes from, comma separated, or `all`: driver (every buffer a
+    /// driver allocation, the paper), handover (an evicted buffer goes straight to the request
+    /// that evicted it), arena (one driver allocation of the budget, sub-allocated). Default:
+    /// each mode's own (handover in optimal, driver in the others).
+    #[arg(long)]
+    pub alloc: Option<String>,
+    /// A pooled or handed-over buffer up to this many percent larger than a request may serve
+    /// it (0: exact sizes, as the paper's free pool).
+    #[arg(long, default_value_t = 0)]
+    pub reuse_tolerance: u32,
     /// Oversubscription rate O >= 0: the device budget is peak / (1 + O), where peak is the
     /// most bytes the run holds resident when nothing is evicted. Default 0 (everything fits).
     #[arg(long, conflicts_with = "budget", allow_negative_numbers = true)]
@@ -95,8 +105,43 @@ impl ConfigArgs {
                 "--oversub {o}: must be a number >= 0"
             )));
         }
+        if self.reuse_tolerance > 100 {
+            return Err(SynthError::Usage(format!(
+                "--reuse-tolerance {}: at most 100 (percent)",
+                self.reuse_tolerance
+            )));
+        }
         Ok((policies, modes))
     }
+
+    /// The allocation settings of `--alloc` (`[None]`: each mode's own), refusing an arena
+    /// for the unified mode among `modes`.
+    pub fn allocs(&self, modes: &[Mode]) -> Result<Vec<Option<Alloc>>> {
+        let allocs: Vec<Option<Alloc>> = match &self.alloc {
+            Some(list) => parse_allocs(list)?.into_iter().map(Some).collect(),
+            None => vec![None],
+        };
+        if modes.contains(&Mode::Unified) && allocs.contains(&Some(Alloc::Arena)) {
+            return Err(SynthError::Usage(
+                "--alloc arena does not apply to --mode unified (managed memory)".into(),
+            ));
+        }
+        Ok(allocs)
+    }
+}
+
+/// The allocation settings of `--alloc`: a list, or `all`.
+pub fn parse_allocs(s: &str) -> Result<Vec<Alloc>> {
+    if s == "all" {
+        return Ok(Alloc::ALL.to_vec());
+    }
+    s.split(',')
+        .map(|a| {
+            a.trim()
+                .parse::<Alloc>()
+                .map_err(|e| SynthError::Usage(format!("--alloc: {e}")))
+        })
+        .collect()
 }
 
 /// Parses a byte count with an optional K, M, G or T suffix (powers of 1024).

@@ -3,7 +3,7 @@
 //! the median of repeated runs of it.
 
 use indicatif::ProgressBar;
-use memhc_core::{Mode, PolicyKind};
+use memhc_core::{Alloc, Mode, PolicyKind};
 
 use crate::device::{BackendChoice, run_on};
 use crate::error::{Result, SynthError};
@@ -97,11 +97,8 @@ impl Prepared {
         verify: bool,
     ) -> RunSpec {
         RunSpec {
-            policy,
-            mode,
-            budget: self.budget,
-            streams,
             verify,
+            ..RunSpec::new(policy, mode, self.budget, streams)
         }
     }
 
@@ -119,6 +116,8 @@ impl Prepared {
         Record {
             policy: spec.policy.to_string(),
             mode: spec.mode.to_string(),
+            alloc: Alloc::of(&spec.config()).to_string(),
+            reuse_tolerance_percent: spec.reuse_tolerance_percent,
             backend: backend.to_owned(),
             tensor_size: if generated { p.tensor_size } else { 0 },
             vector_size: if generated { p.vector_size } else { 0 },
@@ -135,6 +134,12 @@ impl Prepared {
             peak_no_eviction_bytes: self.peak as u64,
             allocations: s.allocations,
             pool_reuses: s.pool_reuses,
+            handovers: s.handovers,
+            arena_allocations: s.arena_allocations,
+            pool_slack_bytes: s.pool_slack_bytes,
+            fragmentation_evictions: s.fragmentation_evictions,
+            arena_stranded_bytes: s.arena_stranded_bytes,
+            arena_restarts: s.arena_restarts,
             hits: s.hits,
             misses: s.misses,
             hit_rate: s.hit_rate,

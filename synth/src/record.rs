@@ -11,6 +11,10 @@ pub struct Record {
     pub policy: String,
     /// Optimisation mode (naive, reorg, reorg-sync, optimal, unified).
     pub mode: String,
+    /// Where device memory came from (driver, handover, arena).
+    pub alloc: String,
+    /// The reuse tolerance in percent (0: exact sizes).
+    pub reuse_tolerance_percent: u32,
     /// Backend (host, cuda, rocm).
     pub backend: String,
     /// `N` (generated workloads; 0 for a workload file).
@@ -31,10 +35,22 @@ pub struct Record {
     pub budget: u64,
     /// The most bytes the run holds resident when nothing is evicted (the budget's basis).
     pub peak_no_eviction_bytes: u64,
-    /// Device allocations made.
+    /// Driver allocations made (in arena mode, the arena's one).
     pub allocations: u64,
-    /// Allocations served from the free pool.
+    /// Requests served from the free pool.
     pub pool_reuses: u64,
+    /// Requests served with the block of the object just evicted for them.
+    pub handovers: u64,
+    /// Requests served by a new range of the arena.
+    pub arena_allocations: u64,
+    /// Bytes by which reused or handed-over blocks exceeded their requests, summed.
+    pub pool_slack_bytes: u64,
+    /// Arena mode: evictions made only because the free bytes were in pieces.
+    pub fragmentation_evictions: u64,
+    /// Arena mode: the most free bytes that could not serve a request they would have covered.
+    pub arena_stranded_bytes: u64,
+    /// Arena mode: launches that started over after splitting the arena.
+    pub arena_restarts: u64,
     /// Object uses that found the object resident.
     pub hits: u64,
     /// Object uses that had to make it resident.
@@ -79,8 +95,18 @@ impl Record {
         })
     }
 
-    /// A label for the record's series in plots: `policy/mode`.
+    /// A label for the record's series in plots: `policy/mode` (`policy/mode/alloc` when the
+    /// allocation setting is not the mode's own).
     pub fn series(&self) -> String {
-        format!("{}/{}", self.policy, self.mode)
+        let own = if self.mode == "optimal" {
+            "handover"
+        } else {
+            "driver"
+        };
+        if self.alloc == own {
+            format!("{}/{}", self.policy, self.mode)
+        } else {
+            format!("{}/{}/{}", self.policy, self.mode, self.alloc)
+        }
     }
 }

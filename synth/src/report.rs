@@ -12,6 +12,7 @@ pub fn table(records: &[Record]) -> String {
     let header = [
         "policy",
         "mode",
+        "alloc",
         "N",
         "vsize",
         "repeat",
@@ -19,6 +20,8 @@ pub fn table(records: &[Record]) -> String {
         "budget_MiB",
         "allocs",
         "reuses",
+        "handed",
+        "arena",
         "hits",
         "misses",
         "hit_rate",
@@ -38,6 +41,7 @@ pub fn table(records: &[Record]) -> String {
             vec![
                 r.policy.clone(),
                 r.mode.clone(),
+                r.alloc.clone(),
                 r.tensor_size.to_string(),
                 r.vector_size.to_string(),
                 format!("{}", r.repeat),
@@ -45,6 +49,8 @@ pub fn table(records: &[Record]) -> String {
                 mib(r.budget),
                 r.allocations.to_string(),
                 r.pool_reuses.to_string(),
+                r.handovers.to_string(),
+                r.arena_allocations.to_string(),
                 r.hits.to_string(),
                 r.misses.to_string(),
                 format!("{:.1}%", 100.0 * r.hit_rate),

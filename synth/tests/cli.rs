@@ -130,8 +130,14 @@ fn a_run_writes_table_json_csv_and_paper_table() {
             "vector_size",
             "repeat",
             "oversub",
+            "alloc",
             "allocations",
             "pool_reuses",
+            "handovers",
+            "arena_allocations",
+            "pool_slack_bytes",
+            "fragmentation_evictions",
+            "arena_restarts",
             "hits",
             "misses",
             "hit_rate",
@@ -272,6 +278,52 @@ fn sweeps_run_every_combination() {
     );
 }
 
+/// Every allocation setting verifies, and with nodes of one size they differ only in where
+/// memory came from: the arena makes one driver allocation, handover fewer than the driver.
+#[test]
+fn allocation_settings_change_allocations_only() {
+    let dir = scratch("alloc");
+    let json = dir.join("alloc.json");
+    let mut args = SMALL.to_vec();
+    args.extend_from_slice(&[
+        "--policy",
+        "lru,belady",
+        "--mode",
+        "optimal,reorg-sync",
+        "--alloc",
+        "all",
+        "--oversub",
+        "1.5",
+        "--verify",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let o = synth(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs = records(&json);
+    assert_eq!(recs.len(), 2 * 2 * 3);
+    let get = |r: &serde_json::Value, k: &str| r[k].as_u64().unwrap();
+    for group in recs.chunks(2 * 3) {
+        for policy in 0..2 {
+            let [driver, handover, arena] = [0, 1, 2].map(|a| &group[a * 2 + policy]);
+            assert_eq!(
+                (driver["alloc"].as_str(), arena["alloc"].as_str()),
+                (Some("driver"), Some("arena"))
+            );
+            for r in [driver, handover, arena] {
+                assert_eq!(r["verified"].as_bool(), Some(true), "{r}");
+                for k in ["hits", "misses", "evictions", "writebacks", "h2d_bytes"] {
+                    assert_eq!(get(r, k), get(driver, k), "{k}: {r}");
+                }
+            }
+            assert!(get(driver, "evictions") > 0, "{driver}");
+            assert!(get(handover, "allocations") < get(driver, "allocations"));
+            assert_eq!(get(arena, "allocations"), 1, "{arena}");
+            assert!(get(arena, "arena_allocations") > 0, "{arena}");
+        }
+    }
+}
+
 #[test]
 fn bad_input_is_one_line_and_exit_code_2() {
     let cases: &[(&[&str], &str)] = &[
@@ -297,6 +349,12 @@ fn bad_input_is_one_line_and_exit_code_2() {
         (&["--sweep", "vector-size=2.5"], "vector-size"),
         (&["--oversub", "-1"], "--oversub"),
         (&["--streams", "0"], "--streams"),
+        (&["--alloc", "slab"], "unknown allocation mode 'slab'"),
+        (&["--reuse-tolerance", "150"], "--reuse-tolerance"),
+        (
+            &["--mode", "unified", "--alloc", "arena"],
+            "--alloc arena does not apply",
+        ),
         (&["--budget", "1K"], "cannot hold one contraction"),
         (
             &["--workload", "/nonexistent/w.json"],

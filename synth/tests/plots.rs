@@ -13,6 +13,14 @@ fn record(policy: &str, mode: &str, repeat: f64, gflops: f64, evictions: u64) ->
     Record {
         policy: policy.into(),
         mode: mode.into(),
+        // The mode's own allocation setting, as a real run without --alloc records it.
+        alloc: if mode == "optimal" {
+            "handover"
+        } else {
+            "driver"
+        }
+        .into(),
+        reuse_tolerance_percent: 0,
         backend: "host".into(),
         tensor_size: 64,
         vector_size: 16,
@@ -25,6 +33,12 @@ fn record(policy: &str, mode: &str, repeat: f64, gflops: f64, evictions: u64) ->
         peak_no_eviction_bytes: 1 << 21,
         allocations: 100,
         pool_reuses: 10,
+        handovers: 0,
+        arena_allocations: 0,
+        pool_slack_bytes: 0,
+        fragmentation_evictions: 0,
+        arena_stranded_bytes: 0,
+        arena_restarts: 0,
         hits: 200,
         misses,
         hit_rate: 200.0 / (200.0 + misses as f64),

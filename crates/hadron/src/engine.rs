@@ -20,9 +20,8 @@
 //! packed); any other runs as a pointer-array batch. Output spins that no term writes are set
 //! to zero. Row-major data meets column-major BLAS in one place: [`crate::rowmajor`].
 
-use std::collections::HashMap;
-
 use memhc_core::backend::gemm::{GeamShape, GemmItem, GemmShape, StridedBatch};
+use memhc_core::policy::IdMap;
 use memhc_core::{Access, Backend, Complex64, Launch, Layout, ObjectId, Runtime};
 
 use crate::contraction::{Contraction, Plan};
@@ -47,7 +46,7 @@ pub enum Accumulation {
 #[derive(Debug)]
 pub struct Engine<B: Backend> {
     rt: Runtime<B>,
-    shapes: HashMap<ObjectId, NodeShape>,
+    shapes: IdMap<NodeShape>,
     accumulation: Accumulation,
 }
 
@@ -59,7 +58,8 @@ struct Slots {
 }
 
 fn accesses(a: ObjectId, b: ObjectId, out: &[ObjectId]) -> (Vec<Access>, Slots) {
-    let mut list = vec![Access::read(a)];
+    let mut list = Vec::with_capacity(2 + out.len());
+    list.push(Access::read(a));
     let b_slot = if b == a {
         0
     } else {
@@ -83,7 +83,7 @@ impl<B: Backend> Engine<B> {
     pub fn new(rt: Runtime<B>) -> Self {
         Engine {
             rt,
-            shapes: HashMap::new(),
+            shapes: IdMap::default(),
             accumulation: Accumulation::default(),
         }
     }
@@ -197,11 +197,12 @@ impl<B: Backend> Engine<B> {
         let uncovered = c.mapping.uncovered();
         let product = RowMajorProduct::new(plan.m, plan.n, plan.k);
         self.rt.launch(stream, &list, |l| {
+            let mut items = Vec::new();
             for (i, layer) in layers.iter().enumerate() {
                 let p = product.accumulating(i > 0);
-                products(l, &p, &slots, plan, layer, slots.out)?;
+                products(l, &p, &slots, plan, layer, slots.out, &mut items)?;
             }
-            zero(l, slots.out, plan, &uncovered)
+            zero(l, slots.out, plan, uncovered)
         })?;
         Ok(())
     }
@@ -228,7 +229,15 @@ impl<B: Backend> Engine<B> {
                 .enumerate()
                 .map(|(i, t)| Term::new(i, t.a, t.b))
                 .collect();
-            products(l, &product, &slots, plan, &numbered, tmp_slot)?;
+            products(
+                l,
+                &product,
+                &slots,
+                plan,
+                &numbered,
+                tmp_slot,
+                &mut Vec::new(),
+            )?;
             accumulate(l, slots.out, tmp_slot, &by_output)
         });
         let released = self.rt.release(tmp);
@@ -321,14 +330,16 @@ impl<B: Backend> Engine<B> {
 
 /// Enqueues `p` for every term, term `t` writing component `t.out` of launch object
 /// `target`: one strided batch when the terms advance by constant spin steps and every object
-/// is packed (one buffer), else one pointer-array batch.
-fn products<B: Backend>(
-    l: &Launch<'_, B>,
+/// is packed (one buffer), else one pointer-array batch, its items built in `items` (a list
+/// the caller reuses from one batch to the next).
+fn products<'r, B: Backend>(
+    l: &Launch<'r, B>,
     p: &RowMajorProduct,
     slots: &Slots,
     plan: &Plan,
     terms: &[Term],
     target: usize,
+    items: &mut Vec<GemmItem<'r, B::Buffer>>,
 ) -> memhc_core::Result<()> {
     let Some(first) = terms.first() else {
         return Ok(());
@@ -350,17 +361,25 @@ fn products<B: Backend>(
         };
         return l.gemm_strided_batched(&p.shape, &batch);
     }
-    let items = terms
-        .iter()
-        .map(|t| {
-            Ok(p.item(
-                l.component(slots.a, t.a)?,
-                l.component(slots.b, t.b)?,
-                l.component(target, t.out)?,
-            ))
-        })
-        .collect::<memhc_core::Result<Vec<_>>>()?;
-    l.gemm_batched(&p.shape, &items)
+    let (a, b, c) = (
+        l.components(slots.a)?,
+        l.components(slots.b)?,
+        l.components(target)?,
+    );
+    items.clear();
+    items.reserve(terms.len());
+    for t in terms {
+        match (a.get(t.a), b.get(t.b), c.get(t.out)) {
+            (Some(x), Some(y), Some(z)) => items.push(p.item(x, y, z)),
+            _ => {
+                // Name the first component out of range.
+                a.component(t.a)?;
+                b.component(t.b)?;
+                c.component(t.out)?;
+            }
+        }
+    }
+    l.gemm_batched(&p.shape, items)
 }
 
 /// Sets output spins `spins` of launch object `slot` to zero: GEMMs with `k = 0` and

@@ -21,6 +21,10 @@ pub use crate::term::Term;
 pub struct SpinMapping {
     out_spins: usize,
     terms: Vec<Term>,
+    /// [`SpinMapping::layers`], worked out once (every contraction uses them).
+    layers: Vec<Vec<Term>>,
+    /// [`SpinMapping::uncovered`], worked out once.
+    uncovered: Vec<usize>,
 }
 
 impl SpinMapping {
@@ -45,7 +49,28 @@ impl SpinMapping {
                 return Err(HadronError::DuplicateTerm(*t));
             }
         }
-        Ok(SpinMapping { out_spins, terms })
+        Ok(Self::with_terms(out_spins, terms))
+    }
+
+    /// The mapping of valid `terms`, with its layers and uncovered outputs worked out.
+    fn with_terms(out_spins: usize, terms: Vec<Term>) -> Self {
+        let mut seen = vec![0usize; out_spins];
+        let mut layers: Vec<Vec<Term>> = Vec::new();
+        for t in &terms {
+            let l = seen[t.out];
+            seen[t.out] += 1;
+            if layers.len() <= l {
+                layers.push(Vec::new());
+            }
+            layers[l].push(*t);
+        }
+        let uncovered = (0..out_spins).filter(|&s| seen[s] == 0).collect();
+        SpinMapping {
+            out_spins,
+            terms,
+            layers,
+            uncovered,
+        }
     }
 
     /// A mapping whose number of output spins is the largest output index plus one.
@@ -69,10 +94,7 @@ impl SpinMapping {
                 }
             }
         }
-        SpinMapping {
-            out_spins: 16,
-            terms,
-        }
+        Self::with_terms(16, terms)
     }
 
     /// `out[s] = A[s] · B[s]` for `s` below `spins`: a regular mapping (one strided batch).
@@ -114,27 +136,13 @@ impl SpinMapping {
     /// The terms split into layers in which each output appears at most once: layer `l` holds
     /// the `l`-th term (in accumulation order) of every output that has one. Every output of a
     /// layer `l > 0` also appears in layer 0, so layer 0 is every output's first.
-    pub fn layers(&self) -> Vec<Vec<Term>> {
-        let mut seen = vec![0usize; self.out_spins];
-        let mut layers: Vec<Vec<Term>> = Vec::new();
-        for t in &self.terms {
-            let l = seen[t.out];
-            seen[t.out] += 1;
-            if layers.len() <= l {
-                layers.push(Vec::new());
-            }
-            layers[l].push(*t);
-        }
-        layers
+    pub fn layers(&self) -> &[Vec<Term>] {
+        &self.layers
     }
 
     /// Output spins no term writes (they are set to zero).
-    pub fn uncovered(&self) -> Vec<usize> {
-        let mut covered = vec![false; self.out_spins];
-        for t in &self.terms {
-            covered[t.out] = true;
-        }
-        (0..self.out_spins).filter(|&s| !covered[s]).collect()
+    pub fn uncovered(&self) -> &[usize] {
+        &self.uncovered
     }
 
     /// For each output spin, the positions (in [`SpinMapping::terms`]) of its terms, in order.
@@ -204,7 +212,7 @@ mod tests {
         let layers = m.layers();
         assert_eq!(layers.len(), 4);
         assert!(layers.iter().all(|l| l.len() == 16));
-        for l in &layers {
+        for l in layers {
             let outs: HashSet<_> = l.iter().map(|t| t.out).collect();
             assert_eq!(outs.len(), 16, "an output twice in one layer");
         }

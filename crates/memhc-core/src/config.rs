@@ -69,6 +69,66 @@ impl FromStr for Mode {
     }
 }
 
+/// Where device memory comes from, by the names `memhc-synth --alloc` uses: the three settings
+/// of [`Config::handover`] and [`Config::arena`] worth comparing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Alloc {
+    /// Every buffer is a driver allocation; an eviction frees the victim's buffers and the
+    /// request allocates anew (the paper's Algorithm 1).
+    Driver,
+    /// Driver allocations, but an eviction hands the victim's buffer straight to the request
+    /// that caused it when it fits.
+    Handover,
+    /// One driver allocation of the whole budget when the runtime starts, sub-allocated (with
+    /// handover).
+    Arena,
+}
+
+impl Alloc {
+    /// Every setting, in the order reports list them.
+    pub const ALL: [Alloc; 3] = [Alloc::Driver, Alloc::Handover, Alloc::Arena];
+
+    /// The name used on command lines and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Alloc::Driver => "driver",
+            Alloc::Handover => "handover",
+            Alloc::Arena => "arena",
+        }
+    }
+
+    /// The setting a configuration amounts to (an arena with or without handover is `arena`).
+    pub fn of(config: &Config) -> Alloc {
+        match (config.arena, config.handover) {
+            (true, _) => Alloc::Arena,
+            (false, true) => Alloc::Handover,
+            (false, false) => Alloc::Driver,
+        }
+    }
+}
+
+impl fmt::Display for Alloc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Alloc {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self, Error> {
+        Alloc::ALL
+            .into_iter()
+            .find(|a| a.name() == s)
+            .ok_or_else(|| {
+                Error::InvalidConfig(format!(
+                    "unknown allocation mode '{s}' (known: driver, handover, arena)"
+                ))
+            })
+    }
+}
+
 /// How a [`Runtime`](crate::Runtime) manages device memory.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Config {
@@ -100,6 +160,19 @@ pub struct Config {
     /// an allocation beyond the budget is an error ([`Error::ManagedDoesNotFit`]). Needs a
     /// backend with managed memory, packing on and lazy release off.
     pub managed: bool,
+    /// Handover: when the allocation path evicts an object to make room, the victim's buffer
+    /// goes straight to the request that caused the eviction if it fits (it still counts as an
+    /// eviction), instead of being freed while the request allocates anew. Off: the paper's
+    /// Algorithm 1.
+    pub handover: bool,
+    /// Reuse tolerance, in percent: a pooled or handed-over buffer up to this much larger than
+    /// a request may serve it (the excess is counted in [`Stats::pool_slack_bytes`](crate::Stats::pool_slack_bytes)).
+    /// 0: exact sizes only, as the paper's free pool. At most 100.
+    pub reuse_tolerance_percent: u32,
+    /// Arena mode: one driver allocation of the whole budget when the runtime starts, from which
+    /// every object's memory is sub-allocated (best fit, neighbours coalesced on release), so
+    /// that the driver is never called again. Not with managed memory.
+    pub arena: bool,
 }
 
 impl Default for Config {
@@ -115,6 +188,9 @@ impl Config {
     /// [`Mode::Unified`] keeps objects allocated between launches (dedup: managed memory is
     /// migrated by the driver, never evicted), packs them, frees released ones at once, and
     /// syncs every result to the host right after the launch that writes it, as naive does.
+    ///
+    /// [`Mode::Optimal`] hands evicted buffers over ([`Config::handover`]); the paper's
+    /// baselines do not. No mode uses an arena or a reuse tolerance by default.
     pub fn for_mode(mode: Mode) -> Self {
         let (dedup, lazy_release, packing, on_demand_sync) = match mode {
             Mode::Naive => (false, false, false, false),
@@ -133,7 +209,23 @@ impl Config {
             packing,
             on_demand_sync,
             managed: mode == Mode::Unified,
+            handover: mode == Mode::Optimal,
+            reuse_tolerance_percent: 0,
+            arena: false,
         }
+    }
+
+    /// The same configuration getting its memory as `alloc` says.
+    pub fn with_alloc(mut self, alloc: Alloc) -> Self {
+        self.handover = alloc != Alloc::Driver;
+        self.arena = alloc == Alloc::Arena;
+        self
+    }
+
+    /// The largest buffer that may serve a request of `bytes` ([`Config::reuse_tolerance_percent`]).
+    pub fn reuse_limit(&self, bytes: usize) -> usize {
+        let extra = bytes as u128 * u128::from(self.reuse_tolerance_percent) / 100;
+        bytes.saturating_add(usize::try_from(extra).unwrap_or(usize::MAX))
     }
 
     /// The same configuration with a device budget in bytes.
@@ -174,6 +266,17 @@ impl Config {
             return Err(Error::InvalidConfig(
                 "managed memory needs packing on and lazy release off".into(),
             ));
+        }
+        if self.managed && self.arena {
+            return Err(Error::InvalidConfig(
+                "managed memory is not sub-allocated: the arena needs managed memory off".into(),
+            ));
+        }
+        if self.reuse_tolerance_percent > 100 {
+            return Err(Error::InvalidConfig(format!(
+                "a reuse tolerance of {}% is more than 100%",
+                self.reuse_tolerance_percent
+            )));
         }
         Ok(())
     }
@@ -221,5 +324,35 @@ mod tests {
             ..Config::for_mode(Mode::Unified)
         };
         assert!(unpacked.validate().is_err());
+        let arena = Config::for_mode(Mode::Unified).with_alloc(Alloc::Arena);
+        assert!(matches!(arena.validate(), Err(Error::InvalidConfig(_))));
+        let loose = Config {
+            reuse_tolerance_percent: 101,
+            ..Config::default()
+        };
+        assert!(loose.validate().is_err());
+    }
+
+    #[test]
+    fn allocation_settings() {
+        for a in Alloc::ALL {
+            assert_eq!(a.name().parse::<Alloc>().unwrap(), a);
+            assert_eq!(Alloc::of(&Config::default().with_alloc(a)), a);
+        }
+        assert!("slab".parse::<Alloc>().is_err());
+        assert!(Config::default().handover && !Config::default().arena);
+        assert!(
+            Mode::ALL[..3]
+                .iter()
+                .all(|&m| !Config::for_mode(m).handover)
+        );
+        let c = Config {
+            reuse_tolerance_percent: 25,
+            ..Config::default()
+        };
+        assert_eq!(
+            (c.reuse_limit(100), Config::default().reuse_limit(100)),
+            (125, 100)
+        );
     }
 }

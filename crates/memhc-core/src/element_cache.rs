@@ -1,57 +1,73 @@
-//! The element cache: object -> resident device allocation (MemHC's `element_cache` table).
+//! The element cache: object -> resident device memory (MemHC's `element_cache` table).
 //!
-//! A packed object owns one buffer holding all its components back to back (the paper's "head
+//! A packed object owns one block holding all its components back to back (the paper's "head
 //! of contiguous memory" whose children are the component views); an unpacked object owns one
-//! buffer per component. Asking for an object found here is a hit: no allocation, no copy.
-
-use std::collections::HashMap;
+//! block per component. A block is a driver buffer or an arena range ([`Block`]). Asking for an
+//! object found here is a hit: no allocation, no copy.
 
 use crate::backend::gemm::DeviceRef;
-use crate::backend::{Backend, DeviceMemory};
+use crate::backend::{Backend, ELEMENT_BYTES};
+use crate::block::Block;
 use crate::hazards::Hazards;
 use crate::object::{Layout, ObjectId};
+use crate::policy::IdMap;
 
 /// The device copy of one object.
 pub(crate) struct Resident<B: Backend> {
-    /// One buffer (packed) or one per component (unpacked).
-    pub buffers: Vec<B::Buffer>,
-    /// Whether `buffers` is one contiguous buffer of all components.
+    /// One block (packed) or one per component (unpacked).
+    pub blocks: Vec<Block<B>>,
+    /// Whether `blocks` is one contiguous block of all components.
     pub packed: bool,
     /// Work in flight on these buffers.
     pub hazards: Hazards<B>,
 }
 
 impl<B: Backend> Resident<B> {
-    /// Bytes held.
+    /// Bytes held (with any slack beyond what the layout needs).
     pub fn bytes(&self) -> usize {
-        self.buffers.iter().map(DeviceMemory::bytes).sum()
+        self.blocks.iter().map(Block::bytes).sum()
     }
 
-    /// Where component `c` of an object of `layout` starts.
-    pub fn component(&self, layout: &Layout, c: usize) -> Option<DeviceRef<'_, B::Buffer>> {
+    /// Elements of each block the object uses: all of them (packed) or one component's.
+    pub fn block_elems(&self, layout: &Layout) -> usize {
+        if self.packed {
+            layout.elems()
+        } else {
+            layout.component_elems()
+        }
+    }
+
+    /// Where component `c` of an object of `layout` starts (`arena`: the arena's buffer, for
+    /// blocks in it).
+    pub fn component<'a>(
+        &'a self,
+        layout: &Layout,
+        c: usize,
+        arena: Option<&'a B::Buffer>,
+    ) -> Option<DeviceRef<'a, B::Buffer>> {
         if c >= layout.components() {
             return None;
         }
-        if self.packed {
-            self.buffers
-                .first()
-                .map(|b| DeviceRef::new(b, c * layout.component_elems()))
+        let (block, within) = if self.packed {
+            (self.blocks.first()?, c * layout.component_elems())
         } else {
-            self.buffers.get(c).map(|b| DeviceRef::new(b, 0))
-        }
+            (self.blocks.get(c)?, 0)
+        };
+        let (buffer, offset) = block.place(arena)?;
+        Some(DeviceRef::new(buffer, offset / ELEMENT_BYTES + within))
     }
 }
 
 /// The table of resident objects.
 pub(crate) struct ElementCache<B: Backend> {
-    map: HashMap<ObjectId, Resident<B>>,
+    map: IdMap<Resident<B>>,
     bytes: usize,
 }
 
 impl<B: Backend> Default for ElementCache<B> {
     fn default() -> Self {
         ElementCache {
-            map: HashMap::new(),
+            map: IdMap::default(),
             bytes: 0,
         }
     }

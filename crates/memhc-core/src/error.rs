@@ -38,6 +38,21 @@ pub enum Error {
         /// The device budget.
         budget: usize,
     },
+    /// Arena mode ([`Config::arena`](crate::Config::arena)): the arena has `free` bytes, enough
+    /// for the `needed` ones, but not in one piece (the largest free piece is `largest` bytes),
+    /// and nothing is left to evict. A launch that meets this puts its own objects back, empties
+    /// the arena and tries once more, so it reaches a caller only if that failed too.
+    #[error(
+        "the arena is fragmented: {needed} bytes needed in one piece, {free} bytes free but the          largest free piece has {largest}"
+    )]
+    Fragmented {
+        /// Bytes asked for.
+        needed: usize,
+        /// Free bytes in the arena.
+        free: usize,
+        /// The largest free piece.
+        largest: usize,
+    },
     /// Unified memory mode: a managed allocation would take the runtime past its device budget,
     /// or past what the device has free. Managed memory is never evicted and never
     /// oversubscribed, so there is nothing to make room with.

@@ -1,18 +1,21 @@
-//! The free pool: lazily released device buffers keyed by size (MemHC's `free_pool` table).
+//! The free pool: lazily released device blocks keyed by size (MemHC's `free_pool` table).
 //!
-//! A released object's buffers come here instead of going back to the driver; a later request
-//! for the same number of bytes takes one (a *pool reuse*) and overwrites it. A pooled buffer
-//! keeps the events of its last uses, so that the new owner's first write waits for them.
-//! When memory runs short, the pool is drained (its buffers freed) before anything is evicted.
+//! A released object's blocks (driver buffers or arena ranges) come here instead of going back
+//! to the driver or the arena; a later request for the same number of bytes takes one (a *pool
+//! reuse*) and overwrites it; with a reuse tolerance, the smallest pooled block from the
+//! request's size up to its limit. A pooled block keeps the events of its last uses, so that
+//! the new owner's first write waits for them. When memory runs short, the pool is drained
+//! (its blocks freed) before anything is evicted.
 
 use std::collections::BTreeMap;
 
-use crate::backend::{Backend, DeviceMemory};
+use crate::backend::Backend;
+use crate::block::Block;
 use crate::hazards::Hazards;
 
-/// A buffer waiting for reuse.
+/// A block waiting for reuse.
 pub(crate) struct Pooled<B: Backend> {
-    pub buffer: B::Buffer,
+    pub block: Block<B>,
     pub hazards: Hazards<B>,
 }
 
@@ -33,20 +36,21 @@ impl<B: Backend> Default for FreePool<B> {
 
 impl<B: Backend> FreePool<B> {
     pub fn put(&mut self, p: Pooled<B>) {
-        let size = p.buffer.bytes();
+        let size = p.block.bytes();
         self.bytes += size;
         self.by_size.entry(size).or_default().push(p);
     }
 
-    /// A buffer of exactly `bytes`, if one is pooled (the most recently released: its memory is
-    /// the likeliest to be warm).
-    pub fn take(&mut self, bytes: usize) -> Option<Pooled<B>> {
-        let list = self.by_size.get_mut(&bytes)?;
+    /// A block of at least `bytes` and at most `limit` bytes, if one is pooled: the smallest
+    /// such size, and of that size the most recently released (its memory is the likeliest to
+    /// be warm). `limit == bytes` asks for the exact size.
+    pub fn take(&mut self, bytes: usize, limit: usize) -> Option<Pooled<B>> {
+        let (&size, list) = self.by_size.range_mut(bytes..=limit.max(bytes)).next()?;
         let p = list.pop()?;
         if list.is_empty() {
-            self.by_size.remove(&bytes);
+            self.by_size.remove(&size);
         }
-        self.bytes -= bytes;
+        self.bytes -= size;
         Some(p)
     }
 
@@ -68,7 +72,7 @@ impl<B: Backend> FreePool<B> {
         self.bytes
     }
 
-    /// Every pooled buffer with the size it is filed under.
+    /// Every pooled block with the size it is filed under.
     pub fn iter(&self) -> impl Iterator<Item = (usize, &Pooled<B>)> {
         self.by_size
             .iter()

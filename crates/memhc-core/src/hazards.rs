@@ -130,6 +130,10 @@ impl<B: Backend> Hazards<B> {
     /// Adds the uses recorded in `other` (when buffers with histories are combined into one
     /// object).
     pub fn absorb(&mut self, other: Hazards<B>) {
+        if self.writes.is_empty() && self.reads.is_empty() {
+            *self = other;
+            return;
+        }
         self.writes.extend(other.writes);
         self.reads.extend(other.reads);
     }

@@ -58,6 +58,8 @@
 pub use memhc_backend as backend;
 pub use memhc_policy as policy;
 
+mod arena;
+mod block;
 pub mod config;
 mod element_cache;
 pub mod error;
@@ -69,12 +71,12 @@ pub mod runtime;
 pub mod stats;
 
 pub use backend::{Backend, DeviceMemory, Location, MemInfo};
-pub use config::{Config, Mode};
+pub use config::{Alloc, Config, Mode};
 pub use error::{BackendError, BackendOp, Error, Result};
 pub use object::{Access, AccessMode, Layout, ObjectId, ObjectKind, State};
 pub use policy::{EvictionPolicy, PolicyKind};
-pub use runtime::{AuditError, Launch, Runtime};
-pub use stats::Stats;
+pub use runtime::{AuditError, Components, Launch, Runtime};
+pub use stats::{ArenaUsage, Stats};
 
 /// The element type of every object: a complex double.
 pub use num_complex::Complex64;

@@ -12,7 +12,9 @@ mod common;
 
 use std::collections::HashMap;
 
-use common::workload::{Action, creates, largest_object, largest_working_set, program, resolve};
+use common::workload::{
+    Action, creates, largest_object, largest_working_set, program, resolve, reuse_tolerance,
+};
 use common::{multiply, product, touch};
 use memhc_core::backend::fault::{FaultInjector, FaultPlan};
 use memhc_core::{
@@ -180,18 +182,32 @@ fn config() -> impl Strategy<Value = Config> {
         any::<[bool; 4]>(),
         1usize..4,
         0usize..8,
+        any::<[bool; 2]>(),
+        reuse_tolerance(),
     )
         .prop_map(
-            |(policy, [dedup, lazy, packing, sync], streams, extra)| Config {
-                budget: Some(largest_working_set() + extra * largest_object()),
+            |(
                 policy,
-                seed: 1,
+                [dedup, lazy, packing, sync],
                 streams,
-                dedup,
-                lazy_release: lazy,
-                packing,
-                on_demand_sync: sync,
-                managed: false,
+                extra,
+                [handover, arena],
+                tolerance,
+            )| {
+                Config {
+                    budget: Some(largest_working_set() + extra * largest_object()),
+                    policy,
+                    seed: 1,
+                    streams,
+                    dedup,
+                    lazy_release: lazy,
+                    packing,
+                    on_demand_sync: sync,
+                    managed: false,
+                    handover,
+                    reuse_tolerance_percent: tolerance,
+                    arena,
+                }
             },
         )
 }

@@ -112,6 +112,7 @@ fn programs_exercise_eviction_and_write_back() {
     use proptest::test_runner::TestRunner;
     let mut runner = TestRunner::deterministic();
     let (mut launches, mut evictions, mut writebacks, mut hits) = (0, 0, 0, 0);
+    let (mut handovers, mut arena, mut restarts, mut slack) = (0, 0, 0, 0);
     for _ in 0..50 {
         let config = config().new_tree(&mut runner).unwrap().current();
         let steps = program(80).new_tree(&mut runner).unwrap().current();
@@ -134,7 +135,15 @@ fn programs_exercise_eviction_and_write_back() {
         evictions += s.evictions;
         writebacks += s.writebacks;
         hits += s.hits;
+        handovers += s.handovers;
+        arena += s.arena_allocations;
+        restarts += s.arena_restarts;
+        slack += s.pool_slack_bytes;
     }
+    assert!(
+        handovers > 20 && arena > 100 && restarts > 0 && slack > 0,
+        "{handovers} handovers, {arena} arena allocations, {restarts} restarts, {slack} slack bytes"
+    );
     assert!(launches > 300, "only {launches} launches");
     assert!(
         evictions > 100 && writebacks > 30 && hits > 200,

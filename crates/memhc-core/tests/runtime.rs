@@ -8,7 +8,9 @@ mod common;
 
 use common::*;
 use memhc_core::backend::gemm::{GemmItem, GemmShape};
-use memhc_core::{Access, Config, Error, Layout, Mode, ObjectKind, PolicyKind, Runtime, State};
+use memhc_core::{
+    Access, Alloc, Config, Error, Layout, Mode, ObjectKind, PolicyKind, Runtime, State,
+};
 use memhc_host::host::HostBackend;
 
 const MIB: usize = 1 << 20;
@@ -182,7 +184,12 @@ fn eviction_writes_back_device_only_objects_and_loses_nothing() {
 fn pool_is_drained_before_anything_is_evicted() {
     let small = square(1, 4);
     let big = square(2, 4);
-    let mut rt = runtime(Config::default().with_budget(small.bytes() * 4));
+    // The paper's allocation path: an evicted buffer is freed (no handover).
+    let mut rt = runtime(
+        Config::default()
+            .with_budget(small.bytes() * 4)
+            .with_alloc(Alloc::Driver),
+    );
     let mut g = rng(6);
     let a = rt.register(random(&mut g, small), small).unwrap();
     let t = rt.create(small).unwrap();
@@ -340,15 +347,19 @@ fn launches_on_different_streams_respect_dependencies() {
 fn in_flight_work_keeps_its_memory() {
     let l = square(4, 16);
     let tight = 3 * l.bytes();
-    for (lazy, budget) in [
+    let cases = [
         (true, 64 * MIB),
         (false, 64 * MIB),
         (true, tight),
         (false, tight),
-    ] {
+    ];
+    for (alloc, (lazy, budget)) in Alloc::ALL.into_iter().flat_map(|a| cases.map(|c| (a, c))) {
         let config = Config {
             lazy_release: lazy,
-            ..Config::default().with_budget(budget).with_streams(2)
+            ..Config::default()
+                .with_budget(budget)
+                .with_streams(2)
+                .with_alloc(alloc)
         };
         let mut rt = runtime(config);
         let mut g = rng(10);
@@ -370,7 +381,7 @@ fn in_flight_work_keeps_its_memory() {
         multiply(&mut rt, 1, d, d, e).unwrap();
         resume.join().unwrap();
 
-        let what = format!("lazy release {lazy}, budget {budget}");
+        let what = format!("{alloc}, lazy release {lazy}, budget {budget}");
         assert_close(rt.read(c).unwrap(), &product(&av, &bv, l), &what);
         assert_close(rt.read(e).unwrap(), &product(&dv, &dv, l), &what);
         if budget == tight {

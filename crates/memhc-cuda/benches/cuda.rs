@@ -230,6 +230,8 @@ fn fig7(c: &mut Criterion) {
                 budget: peak,
                 streams: 4,
                 verify: false,
+                alloc: None,
+                reuse_tolerance_percent: 0,
             };
             bench_runs(&mut group, mode.name(), &w, &spec);
         }
@@ -267,6 +269,8 @@ fn tables(c: &mut Criterion) {
                 budget,
                 streams: 4,
                 verify: false,
+                alloc: None,
+                reuse_tolerance_percent: 0,
             };
             bench_runs(&mut group, policy.name(), &w, &spec);
         }

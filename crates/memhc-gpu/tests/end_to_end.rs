@@ -84,6 +84,8 @@ fn a_synthetic_queue_under_memory_pressure_verifies() {
             },
             streams: 2,
             verify: true,
+            alloc: None,
+            reuse_tolerance_percent: 0,
         };
         let fake = Fake::new(FakeConfig {
             progress,

@@ -11,22 +11,41 @@
 //! gracefully when the run deviates from the plan: an object used more often than planned
 //! simply looks "never used again".
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::BTreeSet;
 
 use super::{EvictionPolicy, ResidentView};
-use crate::ObjectId;
+use crate::{IdMap, ObjectId};
 
 /// Key of an object never used again: larger than every position.
 const NEVER: u64 = u64::MAX;
 
 /// The Belady (MIN) policy.
+///
+/// The plan is a next-use table built once, in linear time, by [`EvictionPolicy::set_future`]:
+/// for every position of the access sequence, the position of the same object's next use. An
+/// object's next use is a cursor into that table, advanced in O(1) by each use. Resident objects
+/// are kept ordered by next use, so a victim is found in O(log n):
+///
+/// * objects with a next use, in a set ordered by it;
+/// * objects never used again, by id, in two sets: those not known to be dirty, and those seen
+///   dirty when a victim was last chosen. A victim search classifies the first set lazily
+///   (each object moves at most once per use or sync), so preferring a clean object among the
+///   never-used costs no scan of the dirty ones.
 #[derive(Debug, Default)]
 pub struct Belady {
-    /// Remaining use positions of every object in the plan, soonest first.
-    uses: HashMap<ObjectId, VecDeque<u64>>,
-    /// Resident objects keyed by their next use.
+    /// For every position of the planned sequence, the position of the next use of the same
+    /// object ([`NEVER`] if none).
+    next_at: Vec<u64>,
+    /// Every planned object's next unconsumed use ([`NEVER`] once all are consumed).
+    cursor: IdMap<u64>,
+    /// Resident objects with a next use, keyed by it.
     by_next_use: BTreeSet<(u64, ObjectId)>,
-    next_use: HashMap<ObjectId, u64>,
+    /// Resident objects never used again, not seen dirty.
+    never_clean: BTreeSet<ObjectId>,
+    /// Resident objects never used again, seen dirty (and not synced since).
+    never_dirty: BTreeSet<ObjectId>,
+    /// Every resident object's key: its next use, or [`NEVER`].
+    next_use: IdMap<u64>,
 }
 
 impl Belady {
@@ -37,29 +56,42 @@ impl Belady {
     }
 
     fn key(&self, id: ObjectId) -> u64 {
-        self.uses
-            .get(&id)
-            .and_then(|q| q.front().copied())
-            .unwrap_or(NEVER)
+        self.cursor.get(&id).copied().unwrap_or(NEVER)
     }
 
     fn reposition(&mut self, id: ObjectId) {
         self.forget(id);
         let k = self.key(id);
-        self.by_next_use.insert((k, id));
+        if k == NEVER {
+            self.never_clean.insert(id);
+        } else {
+            self.by_next_use.insert((k, id));
+        }
         self.next_use.insert(id, k);
     }
 
     /// Marks the next planned use of `id` as done.
     fn consume(&mut self, id: ObjectId) {
-        if let Some(q) = self.uses.get_mut(&id) {
-            q.pop_front();
+        if let Some(c) = self.cursor.get_mut(&id)
+            && *c != NEVER
+        {
+            *c = usize::try_from(*c)
+                .ok()
+                .and_then(|p| self.next_at.get(p))
+                .copied()
+                .unwrap_or(NEVER);
         }
     }
 
     fn forget(&mut self, id: ObjectId) {
-        if let Some(k) = self.next_use.remove(&id) {
-            self.by_next_use.remove(&(k, id));
+        match self.next_use.remove(&id) {
+            Some(NEVER) => {
+                let _ = self.never_clean.remove(&id) || self.never_dirty.remove(&id);
+            }
+            Some(k) => {
+                self.by_next_use.remove(&(k, id));
+            }
+            None => {}
         }
     }
 }
@@ -87,28 +119,55 @@ impl EvictionPolicy for Belady {
         self.forget(id);
     }
 
+    fn on_synced(&mut self, id: ObjectId) {
+        if self.never_dirty.remove(&id) {
+            self.never_clean.insert(id);
+        }
+    }
+
     fn choose_victim(&mut self, view: &dyn ResidentView) -> Option<ObjectId> {
-        // Objects never used again tie: prefer one that needs no write-back.
-        let mut never_dirty = None;
-        for &(k, id) in self.by_next_use.iter().rev() {
+        // Objects never used again go first, the highest id first; among them one that needs
+        // no write-back. Dirty ones met on the way move to `never_dirty` for good (until a
+        // sync or a use), so each is looked at once.
+        let mut clean = None;
+        let mut dirty = Vec::new();
+        for &id in self.never_clean.iter().rev() {
             if !view.is_evictable(id) {
                 continue;
             }
-            if k != NEVER {
-                return Some(never_dirty.unwrap_or(id));
+            if view.is_dirty(id) {
+                dirty.push(id);
+                continue;
             }
-            if !view.is_dirty(id) {
-                return Some(id);
-            }
-            never_dirty.get_or_insert(id);
+            clean = Some(id);
+            break;
         }
-        never_dirty
+        for id in dirty {
+            self.never_clean.remove(&id);
+            self.never_dirty.insert(id);
+        }
+        if clean.is_some() {
+            return clean;
+        }
+        let evictable = |&id: &ObjectId| view.is_evictable(id);
+        if let Some(id) = self.never_dirty.iter().rev().copied().find(evictable) {
+            return Some(id);
+        }
+        self.by_next_use
+            .iter()
+            .rev()
+            .map(|&(_, id)| id)
+            .find(evictable)
     }
 
     fn set_future(&mut self, accesses: &[ObjectId]) {
-        self.uses.clear();
-        for (pos, &id) in accesses.iter().enumerate() {
-            self.uses.entry(id).or_default().push_back(pos as u64);
+        // One pass from the end: the next use after each position, and each object's first.
+        self.cursor.clear();
+        self.next_at = vec![NEVER; accesses.len()];
+        for (pos, &id) in accesses.iter().enumerate().rev() {
+            if let Some(later) = self.cursor.insert(id, pos as u64) {
+                self.next_at[pos] = later;
+            }
         }
         let resident: Vec<_> = self.next_use.keys().copied().collect();
         for id in resident {
@@ -158,5 +217,50 @@ mod tests {
         assert_eq!(p.choose_victim(&DirtyOdd), Some(ObjectId(2)));
         p.on_evict(ObjectId(2));
         assert!(matches!(p.choose_victim(&DirtyOdd), Some(ObjectId(1 | 3))));
+    }
+
+    /// Objects 1..=3 never used again; `dirty` are dirty, `busy` are not evictable.
+    struct States {
+        dirty: Vec<u64>,
+        busy: Vec<u64>,
+    }
+    impl ResidentView for States {
+        fn is_evictable(&self, id: ObjectId) -> bool {
+            !self.busy.contains(&id.0)
+        }
+        fn is_dirty(&self, id: ObjectId) -> bool {
+            self.dirty.contains(&id.0)
+        }
+    }
+
+    #[test]
+    fn a_synced_object_counts_as_clean_again() {
+        let mut p = Belady::new();
+        for i in 1..=3 {
+            p.on_insert(ObjectId(i));
+        }
+        let first = States {
+            dirty: vec![2, 3],
+            busy: vec![],
+        };
+        assert_eq!(p.choose_victim(&first), Some(ObjectId(1)));
+        // 2 is written back to the host: among 2 and 3 (1 busy), 2 needs no write-back.
+        p.on_synced(ObjectId(2));
+        let second = States {
+            dirty: vec![3],
+            busy: vec![1],
+        };
+        assert_eq!(p.choose_victim(&second), Some(ObjectId(2)));
+        // Without clean candidates the highest dirty one goes, before any object used again.
+        p.set_future(&[ObjectId(4), ObjectId(1), ObjectId(4)]);
+        p.on_insert(ObjectId(4));
+        let third = States {
+            dirty: vec![2, 3],
+            busy: vec![],
+        };
+        assert_eq!(p.choose_victim(&third), Some(ObjectId(3)));
+        let mut tracked = p.resident();
+        tracked.sort();
+        assert_eq!(tracked, [1, 2, 3, 4].map(ObjectId));
     }
 }

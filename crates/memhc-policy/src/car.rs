@@ -64,10 +64,10 @@
 //! away once they outnumber live ones, so every call costs amortised O(1) besides the
 //! sweep, which costs O(1) per object it passes.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 use super::{EvictionPolicy, ResidentView};
-use crate::ObjectId;
+use crate::{IdMap, ObjectId};
 
 /// Stale slots a list may carry beyond as many as it has live ones before it is compacted.
 const COMPACT_SLACK: usize = 16;
@@ -113,7 +113,7 @@ struct Queue {
 }
 
 /// Whether `slot` on `list` is the live position of its id.
-fn is_live(entries: &HashMap<ObjectId, Entry>, list: List, (id, ticket): (ObjectId, u64)) -> bool {
+fn is_live(entries: &IdMap<Entry>, list: List, (id, ticket): (ObjectId, u64)) -> bool {
     entries
         .get(&id)
         .is_some_and(|e| e.list == list && e.ticket == ticket)
@@ -128,7 +128,7 @@ pub struct Car {
     /// T1, T2, B1, B2, indexed by [`List::index`].
     lists: [Queue; 4],
     /// Every id on a list.
-    entries: HashMap<ObjectId, Entry>,
+    entries: IdMap<Entry>,
     next_ticket: u64,
     /// Target size of T1, in `0..=c`.
     p: usize,

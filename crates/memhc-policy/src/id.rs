@@ -1,6 +1,8 @@
 //! The identity of an object, as policies and the runtime name it.
 
+use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// Handle of an object managed by a memhc runtime. Copying a handle never copies data.
 ///
@@ -27,3 +29,32 @@ impl fmt::Display for ObjectId {
         write!(f, "#{}", self.0)
     }
 }
+
+/// A [`Hasher`] for [`ObjectId`] keys: one multiplication (Fibonacci hashing), where the
+/// standard library's SipHash spends tens of instructions. Ids are small integers handed out
+/// in order, not attacker-chosen, so a hash-flooding defence buys nothing here.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// A hash map keyed by [`ObjectId`] with the cheap [`IdHasher`]: what every per-object table
+/// on the hot path (the policies', the runtime's) uses.
+pub type IdMap<V> = HashMap<ObjectId, V, BuildHasherDefault<IdHasher>>;
+
+/// A hash set of [`ObjectId`]s with the cheap [`IdHasher`].
+pub type IdSet = HashSet<ObjectId, BuildHasherDefault<IdHasher>>;

@@ -14,6 +14,7 @@
 //! | [`choose_victim`](EvictionPolicy::choose_victim) | memory is short: pick an evictable resident object |
 //! | [`on_evict`](EvictionPolicy::on_evict) | the object just chosen has left the device |
 //! | [`on_remove`](EvictionPolicy::on_remove) | a resident object left for another reason (released, overwritten on the host, dropped after use when caching is off) |
+//! | [`on_synced`](EvictionPolicy::on_synced) | a resident object's device copy was copied to the host: it is no longer dirty |
 //! | [`begin_vector`](EvictionPolicy::begin_vector) | a vector of contractions is about to run; its members that are resident are passed (pre-protected LRU) |
 //! | [`set_future`](EvictionPolicy::set_future) | the whole future access sequence is known (Belady) |
 //!
@@ -49,7 +50,7 @@ use std::str::FromStr;
 pub use belady::Belady;
 pub use car::Car;
 pub use clock_pro::ClockPro;
-pub use id::ObjectId;
+pub use id::{IdHasher, IdMap, IdSet, ObjectId};
 pub use lru::{ByRecency, LeastRecent, Lru, MostRecent, Mru, VictimEnd};
 pub use pp_lru::PreProtectedLru;
 pub use random::RandomPolicy;
@@ -78,6 +79,13 @@ pub trait EvictionPolicy: Send + fmt::Debug {
 
     /// `id` stopped being resident for a reason other than eviction; forget it.
     fn on_remove(&mut self, id: ObjectId);
+
+    /// `id`, resident, was dirty and has been copied to the host: evicting it no longer needs a
+    /// write-back. (An object becomes dirty only through a launch that uses it, which the
+    /// policy hears of as `on_insert` or `on_hit`.)
+    fn on_synced(&mut self, id: ObjectId) {
+        let _ = id;
+    }
 
     /// Picks a resident object to evict among those `view` says are evictable, or `None` if
     /// there is none.

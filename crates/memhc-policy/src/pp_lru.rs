@@ -12,17 +12,15 @@
 //!
 //! [`Lru`]: super::Lru
 
-use std::collections::HashSet;
-
 use super::recency::Recency;
 use super::{EvictionPolicy, ResidentView};
-use crate::ObjectId;
+use crate::{IdSet, ObjectId};
 
 /// The pre-protected LRU policy.
 #[derive(Debug, Default)]
 pub struct PreProtectedLru {
     order: Recency,
-    protected: HashSet<ObjectId>,
+    protected: IdSet,
 }
 
 impl PreProtectedLru {

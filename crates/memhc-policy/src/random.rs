@@ -1,20 +1,18 @@
 //! Random replacement: a uniformly chosen evictable resident object, from a seeded generator
 //! so that runs repeat.
 
-use std::collections::HashMap;
-
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::{EvictionPolicy, ResidentView};
-use crate::ObjectId;
+use crate::{IdMap, ObjectId};
 
 /// The random policy.
 #[derive(Debug)]
 pub struct RandomPolicy {
     rng: ChaCha8Rng,
     ids: Vec<ObjectId>,
-    slot: HashMap<ObjectId, usize>,
+    slot: IdMap<usize>,
 }
 
 impl RandomPolicy {
@@ -23,7 +21,7 @@ impl RandomPolicy {
         RandomPolicy {
             rng: ChaCha8Rng::seed_from_u64(seed),
             ids: Vec::new(),
-            slot: HashMap::new(),
+            slot: IdMap::default(),
         }
     }
 

@@ -115,6 +115,8 @@ where
         budget,
         streams: 3,
         verify: true,
+        alloc: None,
+        reuse_tolerance_percent: 0,
     };
     let outcome = run(backend, &workload, &analysis, &spec, &mut |_| {})
         .map_err(|e| fail(format!("{test}: {e}")))?;

@@ -116,13 +116,7 @@ fn main() -> Res<()> {
     for (label, s) in budgets {
         for &kind in &policies {
             let m = replay_model(&t, kind.build(0).as_mut(), s)?;
-            let spec = RunSpec {
-                policy: kind,
-                mode: Mode::Optimal,
-                budget: s * object,
-                streams: 4,
-                verify: false,
-            };
+            let spec = RunSpec::new(kind, Mode::Optimal, s * object, 4);
             let real = run(NullBackend::new(s * object), &w, &a, &spec, &mut |_| {})?.stats;
             let agrees = (real.misses, real.evictions) == (m.misses, m.evictions());
             let r = m.pending_rank;

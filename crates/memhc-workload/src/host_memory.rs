@@ -117,16 +117,19 @@ struct Lives {
 }
 
 fn lives(w: &Workload, a: &Analysis) -> Lives {
-    let bytes = |id: &str| a.shapes.get(id).map_or(0, |s| u128::from(node_bytes(s)));
+    let bytes = |id: &str| a.shape(id).map_or(0, |s| u128::from(node_bytes(s)));
     // What is released after each vector, and after the traces.
     let mut after_vector: HashMap<usize, Vec<&str>> = HashMap::new();
     let mut after_traces: Vec<&str> = Vec::new();
-    for (id, step) in &a.last_use {
-        if w.results.contains(id) {
+    for id in (0..a.node_count()).filter_map(|i| a.id(i)) {
+        let Some(step) = a.last_use(id) else {
+            continue;
+        };
+        if w.results.iter().any(|r| r == id) {
             continue;
         }
         match step {
-            Step::Contraction { vector, .. } => after_vector.entry(*vector).or_default().push(id),
+            Step::Contraction { vector, .. } => after_vector.entry(vector).or_default().push(id),
             Step::Trace(_) => after_traces.push(id),
             Step::Results => {}
         }
@@ -156,7 +159,7 @@ fn lives(w: &Workload, a: &Analysis) -> Lives {
         for id in after_vector.get(&v).into_iter().flatten() {
             let b = bytes(id);
             live = live.saturating_sub(b);
-            if a.produced_in.contains_key(*id) {
+            if a.produced_in(id).is_some() {
                 produced = produced.saturating_sub(b);
             }
         }
@@ -171,16 +174,14 @@ fn lives(w: &Workload, a: &Analysis) -> Lives {
         .iter()
         .map(|t| {
             let rows = a
-                .shapes
-                .get(&t.a)
+                .shape(&t.a)
                 .and_then(|s| s.matrix(MatrixView::default()).ok())
                 .map_or(0, |(m, _)| m);
             t.pairs.pairs().len() as u128 * rows as u128 * ELEMENT_BYTES
         })
         .sum();
-    l.all = a
-        .shapes
-        .values()
+    l.all = (0..a.node_count())
+        .filter_map(|i| a.shape_at(i))
         .map(|s| u128::from(node_bytes(s)))
         .sum::<u128>()
         + scratch;

@@ -65,8 +65,18 @@ impl UseTrace {
                 list.push(uses);
             }
             vectors.push(list);
-            let released = analysis.release_after_vector(v, &w.results);
-            releases.push(released.iter().map(|n| id(n)).collect::<Result<_>>()?);
+            let released = analysis.release_after_vector(v);
+            releases.push(
+                released
+                    .iter()
+                    .map(|&i| {
+                        analysis.id(i).ok_or_else(|| {
+                            SynthError::Usage(format!("internal: no node at index {i}"))
+                        })
+                    })
+                    .map(|name| name.and_then(id))
+                    .collect::<Result<_>>()?,
+            );
         }
         let results = w.results.iter().map(|n| id(n)).collect::<Result<_>>()?;
         Ok(UseTrace {

@@ -2,11 +2,10 @@
 //! no-eviction peak and the Belady lower bound worked out by dry runs on the null backend (the
 //! runtime's own code, no data), and results checked against the reference on request.
 
-use std::collections::HashMap;
 use std::time::Instant;
 
 use hadron::{Contraction, Engine, HadronNode, reference};
-use memhc_core::{Backend, Complex64, Config, Mode, ObjectId, PolicyKind, Runtime, Stats};
+use memhc_core::{Alloc, Backend, Complex64, Config, Mode, ObjectId, PolicyKind, Runtime, Stats};
 use memhc_host::null::NullBackend;
 
 use crate::error::{Result, SynthError};
@@ -25,6 +24,42 @@ pub struct RunSpec {
     pub streams: usize,
     /// Whether to check every result and trace against the reference implementation.
     pub verify: bool,
+    /// Where device memory comes from; `None`: the mode's own setting (handover in the optimal
+    /// mode, the driver in the paper's baselines).
+    pub alloc: Option<Alloc>,
+    /// The runtime's reuse tolerance in percent (0: exact sizes, as the paper's free pool).
+    pub reuse_tolerance_percent: u32,
+}
+
+impl RunSpec {
+    /// A run of `policy` in `mode` under `budget` on `streams` streams, unverified, with the
+    /// mode's own allocation setting and exact reuse.
+    pub fn new(policy: PolicyKind, mode: Mode, budget: usize, streams: usize) -> Self {
+        RunSpec {
+            policy,
+            mode,
+            budget,
+            streams,
+            verify: false,
+            alloc: None,
+            reuse_tolerance_percent: 0,
+        }
+    }
+
+    /// The runtime configuration of this run.
+    pub fn config(&self) -> Config {
+        let config = Config {
+            reuse_tolerance_percent: self.reuse_tolerance_percent,
+            ..Config::for_mode(self.mode)
+                .with_policy(self.policy)
+                .with_budget(self.budget)
+                .with_streams(self.streams)
+        };
+        match self.alloc {
+            Some(a) => config.with_alloc(a),
+            None => config,
+        }
+    }
 }
 
 /// What a run produced.
@@ -59,7 +94,7 @@ pub fn peak_without_eviction(w: &Workload, a: &Analysis) -> Result<usize> {
     let config = Config {
         lazy_release: false,
         streams: 1,
-        ..Config::for_mode(Mode::Optimal)
+        ..Config::for_mode(Mode::Optimal).with_alloc(Alloc::Driver)
     };
     let mut engine = Engine::new(Runtime::new(NullBackend::new(usize::MAX / 2), config)?);
     execute(&mut engine, w, a, false, &mut |_| {})?;
@@ -69,10 +104,7 @@ pub fn peak_without_eviction(w: &Workload, a: &Analysis) -> Result<usize> {
 /// The misses of the Belady policy on the same queue, mode and budget: the lower bound on the
 /// misses of every policy (when all nodes have the same size). A dry run on the null backend.
 pub fn miss_lower_bound(w: &Workload, a: &Analysis, spec: &RunSpec) -> Result<u64> {
-    let config = Config::for_mode(spec.mode)
-        .with_policy(PolicyKind::Belady)
-        .with_budget(spec.budget)
-        .with_streams(spec.streams);
+    let config = spec.config().with_policy(PolicyKind::Belady);
     let mut engine = Engine::new(Runtime::new(NullBackend::new(spec.budget), config)?);
     execute(&mut engine, w, a, false, &mut |_| {})?;
     Ok(engine.runtime().stats().misses)
@@ -81,16 +113,14 @@ pub fn miss_lower_bound(w: &Workload, a: &Analysis, spec: &RunSpec) -> Result<u6
 /// The bytes one contraction needs resident at once (its inputs and output): no budget can be
 /// smaller.
 pub fn largest_working_set(w: &Workload, a: &Analysis) -> usize {
-    let bytes = |id: &str| {
-        a.shapes
-            .get(id)
+    let _ = w;
+    let bytes = |i: usize| {
+        a.shape_at(i)
             .and_then(|s| s.layout().ok())
             .map_or(0, |l| l.bytes())
     };
-    w.vectors
-        .iter()
-        .flatten()
-        .map(|c| bytes(&c.a) + if c.b == c.a { 0 } else { bytes(&c.b) } + bytes(&c.out))
+    a.contraction_nodes()
+        .map(|c| bytes(c.a) + if c.b == c.a { 0 } else { bytes(c.b) } + bytes(c.out))
         .max()
         .unwrap_or(0)
 }
@@ -161,6 +191,9 @@ struct Executed {
 /// Belady), then runs the vectors, the traces and the result reads, releasing every node after
 /// its last use. A real run (`real`) materialises the nodes' values and reads the results back;
 /// a dry run registers zeros that are never touched (so they cost no memory).
+///
+/// Nodes are known by their index in the analysis from here on: the queue runs without a
+/// single string lookup.
 fn execute<B: Backend>(
     engine: &mut Engine<B>,
     w: &Workload,
@@ -168,7 +201,7 @@ fn execute<B: Backend>(
     real: bool,
     progress: &mut dyn FnMut(usize),
 ) -> Result<Executed> {
-    let mut ids: HashMap<&str, ObjectId> = HashMap::new();
+    let mut ids: Vec<ObjectId> = Vec::with_capacity(a.node_count());
     for n in &w.nodes {
         let node = if real {
             n.data.materialise(&n.shape)
@@ -178,62 +211,79 @@ fn execute<B: Backend>(
                 untouched_zeros(n.shape.spins() * n.shape.component_elems())?,
             )?
         };
-        ids.insert(&n.id, engine.register(node)?);
+        ids.push(engine.register(node)?);
     }
-    for c in w.vectors.iter().flatten() {
-        ids.insert(&c.out, engine.create(a.shapes[&c.out].clone())?);
+    // Outputs are numbered after the initial nodes, in queue order: create them in that order.
+    for i in ids.len()..a.node_count() {
+        let shape = a
+            .shape_at(i)
+            .ok_or_else(|| internal(format!("node {i} has no shape")))?;
+        ids.push(engine.create(shape.clone())?);
     }
-    let id = |name: &str| ids.get(name).copied();
-    let lookup = |name: &str| {
-        id(name)
-            .ok_or_else(|| SynthError::Usage(format!("internal: id \"{name}\" was not created")))
+    let lookup = |i: usize| {
+        ids.get(i)
+            .copied()
+            .ok_or_else(|| internal(format!("node {i} was not created")))
     };
     let mut contractions: Vec<Vec<(Contraction, ObjectId)>> = Vec::with_capacity(w.vectors.len());
-    for vector in &w.vectors {
+    for (v, vector) in w.vectors.iter().enumerate() {
+        let nodes = a.vector_nodes(v);
+        if nodes.len() != vector.len() {
+            return Err(internal(format!("vector {v} was not analysed")));
+        }
         let mut list = Vec::with_capacity(vector.len());
-        for c in vector {
-            let contraction = Contraction::new(lookup(&c.a)?, lookup(&c.b)?, c.mapping.clone())
+        for (c, n) in vector.iter().zip(nodes) {
+            let contraction = Contraction::new(lookup(n.a)?, lookup(n.b)?, c.mapping.clone())
                 .with_views(c.a_view, c.b_view);
-            list.push((contraction, lookup(&c.out)?));
+            list.push((contraction, lookup(n.out)?));
         }
         contractions.push(list);
+    }
+    let mut traced = Vec::with_capacity(w.traces.len());
+    for t in 0..w.traces.len() {
+        let (ta, tb) = a
+            .trace_nodes(t)
+            .ok_or_else(|| internal(format!("trace {t} was not analysed")))?;
+        traced.push((ta, tb, lookup(ta)?, lookup(tb)?));
     }
     let mut future = Vec::new();
     for (c, out) in contractions.iter().flatten() {
         future.extend(Engine::<B>::uses(c, *out));
     }
-    for t in &w.traces {
-        future.push(lookup(&t.a)?);
-        if t.b != t.a {
-            future.push(lookup(&t.b)?);
+    for &(_, _, ta, tb) in &traced {
+        future.push(ta);
+        if tb != ta {
+            future.push(tb);
         }
     }
     engine.runtime_mut().set_future(&future)?;
 
     let streams = engine.runtime().streams();
     let start = Instant::now();
+    let mut members: Vec<ObjectId> = Vec::new();
     for (v, vector) in contractions.iter().enumerate() {
-        let members: Vec<ObjectId> = vector.iter().flat_map(|(c, _)| [c.a, c.b]).collect();
+        members.clear();
+        members.extend(vector.iter().flat_map(|(c, _)| [c.a, c.b]));
         engine.runtime_mut().begin_vector(&members)?;
         for (i, (c, out)) in vector.iter().enumerate() {
             engine.contract_into(i % streams, c, *out)?;
         }
-        for name in a.release_after_vector(v, &w.results) {
-            engine.release(lookup(&name)?)?;
+        for &node in a.release_after_vector(v) {
+            engine.release(lookup(node)?)?;
         }
         progress(v + 1);
     }
     let mut traces = Vec::with_capacity(w.traces.len());
-    for (t, spec) in w.traces.iter().enumerate() {
-        let value = engine.trace(0, lookup(&spec.a)?, lookup(&spec.b)?, &spec.pairs)?;
+    for (t, (spec, &(_, _, ta, tb))) in w.traces.iter().zip(&traced).enumerate() {
+        let value = engine.trace(0, ta, tb, &spec.pairs)?;
         traces.push((spec.a.clone(), spec.b.clone(), value));
-        for name in a.release_after_trace(t, &w.results) {
-            engine.release(lookup(&name)?)?;
+        for &node in a.release_after_trace(t) {
+            engine.release(lookup(node)?)?;
         }
     }
     let mut results = Vec::with_capacity(w.results.len());
-    for name in &w.results {
-        let node_id = lookup(name)?;
+    for (name, &node) in w.results.iter().zip(a.result_nodes()) {
+        let node_id = lookup(node)?;
         if real {
             results.push((name.clone(), engine.read(node_id)?));
         } else {
@@ -248,6 +298,13 @@ fn execute<B: Backend>(
     })
 }
 
+/// An error that means the analysis does not belong to the workload.
+fn internal(what: String) -> SynthError {
+    SynthError::Usage(format!(
+        "internal: {what} (is the analysis of another workload?)"
+    ))
+}
+
 /// Recomputes every result and trace with the reference implementation, on the host, and
 /// returns the largest relative error; fails if one exceeds 1e-12.
 pub fn verify(
@@ -257,33 +314,51 @@ pub fn verify(
     traces: &[(String, String, Complex64)],
 ) -> Result<f64> {
     const TOLERANCE: f64 = 1e-12;
-    // Values by id, computed in queue order; dropped after their last use like on the device.
-    let mut values: HashMap<String, HadronNode> = w
-        .nodes
-        .iter()
-        .map(|n| (n.id.clone(), n.data.materialise(&n.shape)))
-        .collect();
+    // Values by node index, computed in queue order; dropped after their last use like on
+    // the device.
+    let mut values: Vec<Option<HadronNode>> = vec![None; a.node_count()];
+    for (slot, n) in values.iter_mut().zip(&w.nodes) {
+        *slot = Some(n.data.materialise(&n.shape));
+    }
+    let missing =
+        |what: &str| SynthError::Verification(format!("\"{what}\" has no reference value"));
+    let value = |values: &[Option<HadronNode>], i: usize| -> Result<HadronNode> {
+        values
+            .get(i)
+            .and_then(Option::as_ref)
+            .cloned()
+            .ok_or_else(|| missing(a.id(i).unwrap_or("?")))
+    };
     for (v, vector) in w.vectors.iter().enumerate() {
         let mut produced = Vec::with_capacity(vector.len());
-        for c in vector {
-            let get = |id: &str| {
-                values.get(id).ok_or_else(|| {
-                    SynthError::Verification(format!("\"{id}\" has no reference value"))
-                })
+        for (c, n) in vector.iter().zip(a.vector_nodes(v)) {
+            let get = |i: usize| {
+                values
+                    .get(i)
+                    .and_then(Option::as_ref)
+                    .ok_or_else(|| missing(a.id(i).unwrap_or("?")))
             };
-            let out = reference::contract(get(&c.a)?, get(&c.b)?, c.a_view, c.b_view, &c.mapping)?;
-            produced.push((c.out.clone(), out));
+            let out = reference::contract(get(n.a)?, get(n.b)?, c.a_view, c.b_view, &c.mapping)?;
+            produced.push((n.out, out));
         }
-        values.extend(produced);
-        for name in a.release_after_vector(v, &w.results) {
-            values.remove(&name);
+        for (i, out) in produced {
+            if let Some(slot) = values.get_mut(i) {
+                *slot = Some(out);
+            }
+        }
+        for &i in a.release_after_vector(v) {
+            if let Some(slot) = values.get_mut(i) {
+                *slot = None;
+            }
         }
     }
     let mut worst = 0.0f64;
     for (name, got) in results {
-        let want = values.get(name).ok_or_else(|| {
-            SynthError::Verification(format!("\"{name}\" has no reference value"))
-        })?;
+        let want = a
+            .index_of(name)
+            .and_then(|i| values.get(i))
+            .and_then(Option::as_ref)
+            .ok_or_else(|| missing(name))?;
         let err = reference::relative_error(got, want);
         worst = worst.max(err);
         if err > TOLERANCE || err.is_nan() {
@@ -292,9 +367,12 @@ pub fn verify(
             )));
         }
     }
-    for ((ta, tb, got), spec) in traces.iter().zip(&w.traces) {
-        let (x, y) = (&values[ta], &values[tb]);
-        let want = reference::trace(x, y, &spec.pairs)?;
+    for (t, ((ta, tb, got), spec)) in traces.iter().zip(&w.traces).enumerate() {
+        let (ia, ib) = a
+            .trace_nodes(t)
+            .ok_or_else(|| internal(format!("trace {t} was not analysed")))?;
+        let (x, y) = (value(&values, ia)?, value(&values, ib)?);
+        let want = reference::trace(&x, &y, &spec.pairs)?;
         let err = (got - want).norm() / want.norm().max(f64::MIN_POSITIVE);
         worst = worst.max(err);
         if err > TOLERANCE || err.is_nan() {
@@ -304,17 +382,6 @@ pub fn verify(
         }
     }
     Ok(worst)
-}
-
-impl RunSpec {
-    /// The runtime configuration [`run`] uses: the mode's switches, the policy, the budget and
-    /// the streams.
-    pub fn config(&self) -> Config {
-        Config::for_mode(self.mode)
-            .with_policy(self.policy)
-            .with_budget(self.budget)
-            .with_streams(self.streams)
-    }
 }
 
 /// A dry run of `w` on the null backend under `config` (no budget: no limit): the runtime's own

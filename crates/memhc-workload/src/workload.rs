@@ -6,7 +6,7 @@
 //! [`Workload::analyse`] checks that the queue makes sense and works out every node's shape
 //! and last use; a node is released right after its last use unless it is a result.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use hadron::{HadronError, HadronNode, MatrixView, NodeShape, Plan, SpinMapping, TracePairs};
@@ -104,15 +104,46 @@ pub enum Step {
     Results,
 }
 
+/// The nodes of one contraction, by their index in the [`Analysis`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ContractionNodes {
+    /// Left input.
+    pub a: usize,
+    /// Right input.
+    pub b: usize,
+    /// The output.
+    pub out: usize,
+}
+
 /// What [`Workload::analyse`] works out.
+///
+/// Every node is numbered once here, densely: the initial nodes in order, then the outputs in
+/// queue order (the order a runner creates them in). Everything the run needs per contraction
+/// is indexed by these numbers, so that running the queue makes no string lookup: the nodes of
+/// every contraction and trace, and the nodes to release after each vector and trace, worked
+/// out once, in linear time.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Analysis {
-    /// The shape of every node, initial and produced.
-    pub shapes: HashMap<String, NodeShape>,
+    /// Every node's id, by index.
+    ids: Vec<String>,
+    /// The index of every id.
+    index: HashMap<String, usize>,
+    /// The shape of every node, by index.
+    shapes: Vec<NodeShape>,
     /// The last step that uses each node; a node never used has none.
-    pub last_use: HashMap<String, Step>,
-    /// The vector that produces each produced node.
-    pub produced_in: HashMap<String, usize>,
+    last_use: Vec<Option<Step>>,
+    /// The vector that produces each node (none for an initial node).
+    produced_in: Vec<Option<usize>>,
+    /// The nodes of every contraction, vector by vector.
+    contractions: Vec<Vec<ContractionNodes>>,
+    /// The nodes of every trace.
+    traces: Vec<(usize, usize)>,
+    /// The result nodes, in the workload's order.
+    results: Vec<usize>,
+    /// The nodes to release after each vector, sorted by id.
+    release_after_vector: Vec<Vec<usize>>,
+    /// The nodes to release after each trace, sorted by id.
+    release_after_trace: Vec<Vec<usize>>,
     /// Whether every node has the same size in bytes (then Belady's misses are a lower bound).
     pub equal_sizes: bool,
     /// Floating-point operations of all contractions (`8 m n k` per term).
@@ -120,71 +151,146 @@ pub struct Analysis {
 }
 
 impl Analysis {
+    /// Numbers a new node.
+    fn add(&mut self, id: String, shape: NodeShape, produced_in: Option<usize>) -> usize {
+        let i = self.ids.len();
+        self.index.insert(id.clone(), i);
+        self.ids.push(id);
+        self.shapes.push(shape);
+        self.last_use.push(None);
+        self.produced_in.push(produced_in);
+        i
+    }
+
+    /// Number of nodes, initial and produced.
+    pub fn node_count(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// The index of the node `id`.
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.index.get(id).copied()
+    }
+
+    /// The id of node `index`.
+    pub fn id(&self, index: usize) -> Option<&str> {
+        self.ids.get(index).map(String::as_str)
+    }
+
+    /// The shape of the node `id`, initial or produced.
+    pub fn shape(&self, id: &str) -> Option<&NodeShape> {
+        self.shape_at(self.index_of(id)?)
+    }
+
+    /// The shape of node `index`.
+    pub fn shape_at(&self, index: usize) -> Option<&NodeShape> {
+        self.shapes.get(index)
+    }
+
+    /// The last step that uses the node `id`; `None` for a node never used (or unknown).
+    pub fn last_use(&self, id: &str) -> Option<Step> {
+        *self.last_use.get(self.index_of(id)?)?
+    }
+
+    /// The vector that produces the node `id`; `None` for an initial node (or unknown).
+    pub fn produced_in(&self, id: &str) -> Option<usize> {
+        *self.produced_in.get(self.index_of(id)?)?
+    }
+
+    /// The nodes of the contractions of vector `v` (empty past the last vector).
+    pub fn vector_nodes(&self, v: usize) -> &[ContractionNodes] {
+        self.contractions.get(v).map_or(&[], Vec::as_slice)
+    }
+
+    /// The nodes of every contraction, in queue order.
+    pub fn contraction_nodes(&self) -> impl Iterator<Item = &ContractionNodes> {
+        self.contractions.iter().flatten()
+    }
+
+    /// The nodes `(a, b)` of trace `t`.
+    pub fn trace_nodes(&self, t: usize) -> Option<(usize, usize)> {
+        self.traces.get(t).copied()
+    }
+
+    /// The result nodes, in the workload's order.
+    pub fn result_nodes(&self) -> &[usize] {
+        &self.results
+    }
+
     /// The nodes to release once vector `v` has been launched: those whose last use is in it
-    /// (outputs nobody uses included). Results are kept. Sorted, for reproducible runs.
-    pub fn release_after_vector(&self, v: usize, results: &[String]) -> Vec<String> {
-        self.release_where(
-            results,
-            |s| matches!(s, Step::Contraction { vector, .. } if *vector == v),
-        )
+    /// (outputs nobody uses included). Results are kept. Sorted by id, for reproducible runs.
+    pub fn release_after_vector(&self, v: usize) -> &[usize] {
+        self.release_after_vector.get(v).map_or(&[], Vec::as_slice)
     }
 
-    /// The nodes to release once trace `t` has run (results are kept).
-    pub fn release_after_trace(&self, t: usize, results: &[String]) -> Vec<String> {
-        self.release_where(results, |s| *s == Step::Trace(t))
+    /// The nodes to release once trace `t` has run (results are kept), sorted by id.
+    pub fn release_after_trace(&self, t: usize) -> &[usize] {
+        self.release_after_trace.get(t).map_or(&[], Vec::as_slice)
     }
 
-    fn release_where(&self, results: &[String], at: impl Fn(&Step) -> bool) -> Vec<String> {
-        let mut out: Vec<String> = self
-            .last_use
-            .iter()
-            .filter(|(id, s)| at(s) && !results.contains(id))
-            .map(|(id, _)| id.clone())
-            .collect();
-        out.sort();
-        out
+    /// Works out the release lists from the last uses: linear, plus sorting each list.
+    fn plan_releases(&mut self, vectors: usize, traces: usize) {
+        let mut after_vector = vec![Vec::new(); vectors];
+        let mut after_trace = vec![Vec::new(); traces];
+        for (i, step) in self.last_use.iter().enumerate() {
+            match step {
+                Some(Step::Contraction { vector, .. }) => after_vector[*vector].push(i),
+                Some(Step::Trace(t)) => after_trace[*t].push(i),
+                Some(Step::Results) | None => {}
+            }
+        }
+        for list in after_vector.iter_mut().chain(after_trace.iter_mut()) {
+            list.sort_by(|&x, &y| self.ids[x].cmp(&self.ids[y]));
+        }
+        self.release_after_vector = after_vector;
+        self.release_after_trace = after_trace;
     }
 }
 
 impl Workload {
     /// Checks the workload and works out shapes and last uses. Errors name the place:
-    /// `vectors[3][5].b: unknown id "t9"`.
+    /// `vectors[3][5].b: unknown id "t9"`. Linear in the size of the workload (plus sorting
+    /// the release lists).
     pub fn analyse(&self) -> Result<Analysis, WorkloadError> {
         let mut a = Analysis::default();
         for (i, n) in self.nodes.iter().enumerate() {
-            if a.shapes.insert(n.id.clone(), n.shape.clone()).is_some() {
+            if a.index.contains_key(&n.id) {
                 return Err(WorkloadError::at(
                     format!("nodes[{i}].id"),
                     format!("id \"{}\" is defined twice", n.id),
                 ));
             }
+            a.add(n.id.clone(), n.shape.clone(), None);
         }
+        let initial = a.ids.len();
         for (v, vector) in self.vectors.iter().enumerate() {
             // Outputs become usable from the next vector on: a vector's contractions are
             // independent.
-            let mut produced = Vec::with_capacity(vector.len());
+            let mut produced: HashSet<&str> = HashSet::with_capacity(vector.len());
+            let mut outputs = Vec::with_capacity(vector.len());
             for (c, spec) in vector.iter().enumerate() {
                 let place = |field: &str| format!("vectors[{v}][{c}].{field}");
                 let step = Step::Contraction {
                     vector: v,
                     index: c,
                 };
-                let mut shape_of = |field: &str, id: &str| -> Result<NodeShape, WorkloadError> {
-                    let s = a.shapes.get(id).cloned().ok_or_else(|| {
-                        let why = if produced.iter().any(|(o, _)| o == id) {
+                let mut node = |field: &str, id: &str| -> Result<usize, WorkloadError> {
+                    let i = a.index_of(id).ok_or_else(|| {
+                        let why = if produced.contains(id) {
                             format!("\"{id}\" is produced in this same vector; contractions of one vector are independent")
                         } else {
                             format!("unknown id \"{id}\"")
                         };
                         WorkloadError::at(place(field), why)
                     })?;
-                    a.last_use.insert(id.to_owned(), step);
-                    Ok(s)
+                    a.last_use[i] = Some(step);
+                    Ok(i)
                 };
-                let sa = shape_of("a", &spec.a)?;
-                let sb = shape_of("b", &spec.b)?;
+                let ia = node("a", &spec.a)?;
+                let ib = node("b", &spec.b)?;
+                let (sa, sb) = (&a.shapes[ia], &a.shapes[ib]);
                 let plan =
-                    Plan::new(&sa, &sb, spec.a_view, spec.b_view, &spec.mapping).map_err(|e| {
+                    Plan::new(sa, sb, spec.a_view, spec.b_view, &spec.mapping).map_err(|e| {
                         // Name the field the problem is in.
                         let field = match &e {
                             HadronError::BadView { .. }
@@ -207,9 +313,9 @@ impl Workload {
                         format!("\"{}\" is also an input", spec.out),
                     ));
                 }
-                if a.shapes.contains_key(&spec.out) || produced.iter().any(|(o, _)| *o == spec.out)
-                {
-                    let why = if self.nodes.iter().any(|n| n.id == spec.out) {
+                let existing = a.index_of(&spec.out);
+                if existing.is_some() || produced.contains(spec.out.as_str()) {
+                    let why = if existing.is_some_and(|i| i < initial) {
                         format!(
                             "\"{}\" is an initial node; an output must be a new id",
                             spec.out
@@ -219,25 +325,30 @@ impl Workload {
                     };
                     return Err(WorkloadError::at(place("out"), why));
                 }
-                produced.push((spec.out.clone(), plan.out));
+                produced.insert(&spec.out);
+                outputs.push((ia, ib, plan.out));
             }
-            for (id, shape) in produced {
-                a.produced_in.insert(id.clone(), v);
-                a.shapes.insert(id, shape);
+            let mut nodes = Vec::with_capacity(vector.len());
+            for (spec, (ia, ib, shape)) in vector.iter().zip(outputs) {
+                let out = a.add(spec.out.clone(), shape, Some(v));
+                nodes.push(ContractionNodes { a: ia, b: ib, out });
             }
+            a.contractions.push(nodes);
         }
         for (t, trace) in self.traces.iter().enumerate() {
             let place = |field: &str| format!("traces[{t}].{field}");
-            for (field, id) in [("a", &trace.a), ("b", &trace.b)] {
-                if !a.shapes.contains_key(id) {
+            let mut pair = [0usize; 2];
+            for (slot, (field, id)) in [("a", &trace.a), ("b", &trace.b)].into_iter().enumerate() {
+                let Some(i) = a.index_of(id) else {
                     return Err(WorkloadError::at(
                         place(field),
                         format!("unknown id \"{id}\""),
                     ));
-                }
-                a.last_use.insert(id.clone(), Step::Trace(t));
+                };
+                a.last_use[i] = Some(Step::Trace(t));
+                pair[slot] = i;
             }
-            let (sa, sb) = (&a.shapes[&trace.a], &a.shapes[&trace.b]);
+            let (sa, sb) = (&a.shapes[pair[0]], &a.shapes[pair[1]]);
             trace
                 .pairs
                 .check(sa.spins(), sb.spins())
@@ -254,32 +365,38 @@ impl Workload {
                     format!("a trace needs A m x k and B k x m; A is {m} x {k}, B is {kb} x {mb}"),
                 ));
             }
+            a.traces.push((pair[0], pair[1]));
         }
+        let mut listed_as: HashMap<usize, usize> = HashMap::with_capacity(self.results.len());
         for (r, id) in self.results.iter().enumerate() {
-            if let Some(first) = self.results[..r].iter().position(|x| x == id) {
+            let Some(i) = a.index_of(id) else {
+                return Err(WorkloadError::at(
+                    format!("results[{r}]"),
+                    format!("\"{id}\" is never produced"),
+                ));
+            };
+            if let Some(first) = listed_as.insert(i, r) {
                 return Err(WorkloadError::at(
                     format!("results[{r}]"),
                     format!("\"{id}\" is already listed as results[{first}]"),
                 ));
             }
-            if !a.shapes.contains_key(id) {
-                return Err(WorkloadError::at(
-                    format!("results[{r}]"),
-                    format!("\"{id}\" is never produced"),
-                ));
-            }
-            a.last_use.insert(id.clone(), Step::Results);
+            a.last_use[i] = Some(Step::Results);
+            a.results.push(i);
         }
         // A produced node nobody uses is released right after its vector.
-        for (id, &v) in &a.produced_in {
-            a.last_use.entry(id.clone()).or_insert(Step::Contraction {
-                vector: v,
-                index: usize::MAX,
-            });
+        for (last, produced) in a.last_use.iter_mut().zip(&a.produced_in) {
+            if let (None, Some(v)) = (*last, *produced) {
+                *last = Some(Step::Contraction {
+                    vector: v,
+                    index: usize::MAX,
+                });
+            }
         }
-        let mut sizes = a.shapes.values().map(|s| s.spins() * s.component_elems());
+        let mut sizes = a.shapes.iter().map(|s| s.spins() * s.component_elems());
         let first = sizes.next();
         a.equal_sizes = sizes.all(|s| Some(s) == first);
+        a.plan_releases(self.vectors.len(), self.traces.len());
         Ok(a)
     }
 }

@@ -49,13 +49,7 @@ fn the_model_counts_what_the_runtime_counts() {
         for slots in [3, 7, 12, 20, oversub_slots(&w, 0.5)] {
             for kind in PolicyKind::ALL {
                 let m = replay_model(&t, kind.build(0).as_mut(), slots).unwrap();
-                let spec = RunSpec {
-                    policy: kind,
-                    mode: Mode::Optimal,
-                    budget: slots * node_bytes(2),
-                    streams: 4,
-                    verify: false,
-                };
+                let spec = RunSpec::new(kind, Mode::Optimal, slots * node_bytes(2), 4);
                 let budget = spec.budget;
                 let real = run(NullBackend::new(budget), &w, &a, &spec, &mut |_| {})
                     .unwrap()

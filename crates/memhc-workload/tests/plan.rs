@@ -13,13 +13,7 @@ use proptest::prelude::*;
 
 /// A real run's specification (no verification: the counts are what is compared).
 fn real(policy: PolicyKind, mode: Mode, budget: usize, streams: usize) -> RunSpec {
-    RunSpec {
-        policy,
-        mode,
-        budget,
-        streams,
-        verify: false,
-    }
+    RunSpec::new(policy, mode, budget, streams)
 }
 
 /// Plans `w` at `oversub` for every policy and mode, then runs each on the host backend.

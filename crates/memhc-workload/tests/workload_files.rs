@@ -211,10 +211,10 @@ fn explicit_terms_rank3_views_and_traces() {
     let w = load(&dir.write("work.json", EXPLICIT)).unwrap();
     let a = w.analyse().unwrap();
     // (3 x 4 x 5) seen as 12 x 5, times 5 x 6: 12 x 6, out spins from the largest index.
-    assert_eq!(a.shapes["t0"], NodeShape::new(3, &[12, 6]).unwrap());
+    assert_eq!(a.shape("t0"), Some(&NodeShape::new(3, &[12, 6]).unwrap()));
     // 5 x 4 times (4 x 2 x 3) seen as 4 x 6: 5 x 6.
-    assert_eq!(a.shapes["t1"], NodeShape::new(1, &[5, 6]).unwrap());
-    assert_eq!(a.shapes["t4"], NodeShape::meson(2).unwrap());
+    assert_eq!(a.shape("t1"), Some(&NodeShape::new(1, &[5, 6]).unwrap()));
+    assert_eq!(a.shape("t4"), Some(&NodeShape::meson(2).unwrap()));
 
     let (t0, t3) = (&w.vectors[0][0], &w.vectors[1][0]);
     let terms = vec![Term::new(0, 0, 0), Term::new(2, 1, 1), Term::new(2, 0, 1)];
@@ -263,7 +263,7 @@ fn documented_example_loads() {
     write_npy(dir.path("n0.npy"), HadronNode::random(&shape, 3).array()).unwrap();
     let w = load(&dir.write("work.json", json)).unwrap();
     let a = w.analyse().unwrap();
-    assert_eq!(a.shapes["t1"], NodeShape::new(2, &[64, 4]).unwrap());
+    assert_eq!(a.shape("t1"), Some(&NodeShape::new(2, &[64, 4]).unwrap()));
     assert_eq!(
         w.nodes[0].data.materialise(&shape),
         HadronNode::random(&shape, 3)

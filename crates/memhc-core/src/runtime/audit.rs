@@ -5,6 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::Runtime;
 use crate::backend::{Backend, DeviceMemory};
+use crate::block::Block;
 use crate::object::ObjectId;
 
 /// The invariants an audit found broken, one line each.
@@ -15,17 +16,21 @@ pub struct AuditError(pub Vec<String>);
 impl<B: Backend> Runtime<B> {
     /// Checks every invariant of the runtime's tables:
     ///
-    /// * the bytes accounted equal the sum of live buffers (resident plus pooled), and the
-    ///   bytes the backend wrapper saw allocated and not freed;
+    /// * the bytes accounted equal the sum of live blocks (resident plus pooled), and the
+    ///   bytes the backend wrapper saw allocated and not freed (in arena mode: the arena alone);
     /// * the budget is respected;
     /// * no buffer is held twice (in the element cache and the free pool, or twice in either);
-    /// * every resident object is live, in a resident state, and has the buffers its layout and
-    ///   packing call for; every object in a resident state is in the element cache;
+    /// * in arena mode, every block is a range of the arena, and the ranges held and the free
+    ///   ones are disjoint, the free ones merged, and together cover the arena exactly; without
+    ///   an arena, no block claims to be in one;
+    /// * every resident object is live, in a resident state, and has the blocks its layout and
+    ///   packing call for, each at least as large as needed and no larger than the reuse
+    ///   tolerance allows; every object in a resident state is in the element cache;
     /// * every host copy has the length of its object's layout (that an object has a host copy
     ///   exactly when its state says so needs no check: the state holds it, see
     ///   [`lifecycle`](crate::lifecycle));
     /// * no lifecycle transition was ever refused;
-    /// * every pooled buffer is filed under its own size;
+    /// * every pooled block is filed under its own size;
     /// * the policy tracks exactly the resident objects;
     /// * no object is left pinned outside a launch;
     /// * with managed memory, nothing is pooled and nothing was ever evicted.
@@ -33,7 +38,7 @@ impl<B: Backend> Runtime<B> {
         let mut bad = Vec::new();
 
         let resident_sum: usize = self.cache.iter().map(|(_, r)| r.bytes()).sum();
-        let pooled_sum: usize = self.pool.iter().map(|(_, p)| p.buffer.bytes()).sum();
+        let pooled_sum: usize = self.pool.iter().map(|(_, p)| p.block.bytes()).sum();
         if resident_sum != self.cache.bytes() {
             bad.push(format!(
                 "element cache total {} != sum of its buffers {resident_sum}",
@@ -53,10 +58,14 @@ impl<B: Backend> Runtime<B> {
             ));
         }
         let live = self.backend.counters().live_bytes;
-        if live != self.used as u64 {
+        let driver_bytes = match &self.arena {
+            Some(arena) => arena.space.capacity(),
+            None => self.used,
+        };
+        if live != driver_bytes as u64 {
             bad.push(format!(
                 "the backend has {live} bytes allocated and not freed, the runtime accounts {}",
-                self.used
+                driver_bytes
             ));
         }
         if self.used > self.budget {
@@ -72,18 +81,44 @@ impl<B: Backend> Runtime<B> {
                 bad.push(format!("buffer {h:#x} is held twice ({prev} and {place})"));
             }
         };
-        for (_, r) in self.cache.iter() {
-            for b in &r.buffers {
-                note(b.handle(), "element cache", &mut bad);
+        let held = self
+            .cache
+            .iter()
+            .flat_map(|(_, r)| r.blocks.iter().map(|b| (b, "element cache")))
+            .chain(self.pool.iter().map(|(_, p)| (&p.block, "free pool")));
+        let mut ranges = Vec::new();
+        for (block, place) in held {
+            match (block, &self.arena) {
+                (Block::Buffer(b), _) => note(b.handle(), place, &mut bad),
+                (Block::Arena { offset, size }, Some(_)) => ranges.push((*offset, *size)),
+                (Block::Arena { .. }, None) => {
+                    bad.push(format!("{block:?} is held, but there is no arena"));
+                }
             }
         }
-        for (size, p) in self.pool.iter() {
-            note(p.buffer.handle(), "free pool", &mut bad);
-            if p.buffer.bytes() != size {
+        if let Some(arena) = &self.arena {
+            if !handles.is_empty() {
                 bad.push(format!(
-                    "pooled buffer {:#x} of {} bytes is filed under {size}",
-                    p.buffer.handle(),
-                    p.buffer.bytes()
+                    "{} driver buffer(s) held besides the arena",
+                    handles.len()
+                ));
+            }
+            if arena.space.capacity() - arena.space.free_bytes() != self.used {
+                bad.push(format!(
+                    "the arena has {} of its {} bytes in use, the runtime accounts {}",
+                    arena.space.capacity() - arena.space.free_bytes(),
+                    arena.space.capacity(),
+                    self.used
+                ));
+            }
+            bad.extend(arena.space.audit(ranges.into_iter()));
+        }
+        for (size, p) in self.pool.iter() {
+            if p.block.bytes() != size {
+                bad.push(format!(
+                    "pooled {:?} of {} bytes is filed under {size}",
+                    p.block,
+                    p.block.bytes()
                 ));
             }
         }
@@ -100,17 +135,19 @@ impl<B: Backend> Runtime<B> {
                 ));
             }
             let l = &e.layout;
-            let shape_ok = if r.packed {
-                r.buffers.len() == 1 && r.bytes() == l.bytes()
+            let (count, each) = if r.packed {
+                (1, l.bytes())
             } else {
-                r.buffers.len() == l.components()
-                    && r.buffers.iter().all(|b| b.bytes() == l.component_bytes())
+                (l.components(), l.component_bytes())
             };
+            let limit = self.config.reuse_limit(each);
+            let shape_ok = r.blocks.len() == count
+                && r.blocks.iter().all(|b| (each..=limit).contains(&b.bytes()));
             if !shape_ok || r.packed != self.config.packing {
                 bad.push(format!(
-                    "{id}: {} buffer(s) of {} bytes (packed: {}) do not match its layout {l:?} \
-                     with packing {}",
-                    r.buffers.len(),
+                    "{id}: {} block(s) of {} bytes (packed: {}) do not match its layout {l:?} \
+                     with packing {} (blocks of {each} to {limit} bytes)",
+                    r.blocks.len(),
                     r.bytes(),
                     r.packed,
                     self.config.packing

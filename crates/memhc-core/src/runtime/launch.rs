@@ -1,161 +1,31 @@
 //! Launches: making a set of objects resident, ordering work on them after earlier work, and
 //! recording what the new work does to them.
 
-use std::collections::HashSet;
-
 use super::Runtime;
-use crate::backend::gemm::{DeviceRef, GeamShape, GemmItem, GemmShape, StridedBatch};
-use crate::backend::instrumented::Instrumented;
-use crate::backend::{Backend, DeviceMemory, as_bytes};
+use super::work::{Bound, Launch};
+use crate::backend::{Backend, as_bytes};
 use crate::element_cache::Resident;
 use crate::error::{Error, Result};
 use crate::hazards::{Hazards, Tagged};
-use crate::object::{Access, Layout, ObjectId, State};
-
-/// The device side of a launch: views of its objects, and GEMM calls on its stream.
-///
-/// Views are obtained by the index of the object in the launch's access list. Only objects
-/// the launch declared as written may be GEMM outputs, and only the launch's objects may be
-/// operands.
-pub struct Launch<'r, B: Backend> {
-    backend: &'r Instrumented<B>,
-    stream: &'r B::Stream,
-    objects: Vec<(Access, Layout, &'r Resident<B>)>,
-}
-
-impl<'r, B: Backend> Launch<'r, B> {
-    /// Number of objects in the launch.
-    pub fn len(&self) -> usize {
-        self.objects.len()
-    }
-
-    /// Whether the launch has no objects.
-    pub fn is_empty(&self) -> bool {
-        self.objects.is_empty()
-    }
-
-    fn object(&self, index: usize) -> Result<&(Access, Layout, &'r Resident<B>)> {
-        self.objects.get(index).ok_or_else(|| {
-            Error::LaunchMisuse(format!(
-                "object index {index}, but the launch has {} objects",
-                self.objects.len()
-            ))
-        })
-    }
-
-    /// The layout of object `index`.
-    pub fn layout(&self, index: usize) -> Result<Layout> {
-        Ok(self.object(index)?.1)
-    }
-
-    /// Where component `component` of object `index` starts on the device.
-    pub fn component(&self, index: usize, component: usize) -> Result<DeviceRef<'r, B::Buffer>> {
-        let &(access, layout, resident) = self.object(index)?;
-        resident.component(&layout, component).ok_or_else(|| {
-            Error::LaunchMisuse(format!(
-                "component {component} of {} (it has {})",
-                access.object,
-                layout.components()
-            ))
-        })
-    }
-
-    /// The whole object `index` as one contiguous range (components back to back), if it is
-    /// packed; `None` in unpacked mode.
-    pub fn contiguous(&self, index: usize) -> Result<Option<DeviceRef<'r, B::Buffer>>> {
-        let &(_, _, resident) = self.object(index)?;
-        Ok(match resident.buffers.as_slice() {
-            [whole] if resident.packed => Some(DeviceRef::new(whole, 0)),
-            _ => None,
-        })
-    }
-
-    /// Checks that every output is in an object the launch writes and every input in one of
-    /// its objects.
-    fn check_operands<'a>(
-        &self,
-        inputs: impl Iterator<Item = &'a B::Buffer>,
-        outputs: impl Iterator<Item = &'a B::Buffer>,
-    ) -> Result<()>
-    where
-        B::Buffer: 'a,
-    {
-        let owner = |buffer: &B::Buffer| {
-            self.objects
-                .iter()
-                .find(|(_, _, r)| r.buffers.iter().any(|b| b.handle() == buffer.handle()))
-                .map(|(a, _, _)| *a)
-        };
-        for b in inputs {
-            if owner(b).is_none() {
-                return Err(Error::LaunchMisuse(format!(
-                    "an input in buffer {:#x}, which belongs to none of the launch's objects",
-                    b.handle()
-                )));
-            }
-        }
-        for b in outputs {
-            match owner(b) {
-                Some(a) if a.mode.writes() => {}
-                Some(a) => {
-                    return Err(Error::LaunchMisuse(format!(
-                        "an output in {}, which the launch declared read-only",
-                        a.object
-                    )));
-                }
-                None => {
-                    return Err(Error::LaunchMisuse(format!(
-                        "an output in buffer {:#x}, which belongs to none of the launch's objects",
-                        b.handle()
-                    )));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// [`Launch::check_operands`] for the A, B and C of every item.
-    fn check_items(&self, items: &[GemmItem<'_, B::Buffer>]) -> Result<()> {
-        self.check_operands(
-            items.iter().flat_map(|i| [i.a.buffer, i.b.buffer]),
-            items.iter().map(|i| i.c.buffer),
-        )
-    }
-
-    /// Enqueues a pointer-array batch on the launch's stream.
-    pub fn gemm_batched(&self, shape: &GemmShape, items: &[GemmItem<'_, B::Buffer>]) -> Result<()> {
-        self.check_items(items)?;
-        self.backend.gemm_batched(self.stream, shape, items)?;
-        Ok(())
-    }
-
-    /// Enqueues a batch of matrix additions on the launch's stream.
-    pub fn geam_batched(&self, shape: &GeamShape, items: &[GemmItem<'_, B::Buffer>]) -> Result<()> {
-        self.check_items(items)?;
-        self.backend.geam_batched(self.stream, shape, items)?;
-        Ok(())
-    }
-
-    /// Enqueues a strided batch on the launch's stream.
-    pub fn gemm_strided_batched(
-        &self,
-        shape: &GemmShape,
-        batch: &StridedBatch<'_, B::Buffer>,
-    ) -> Result<()> {
-        self.check_operands(
-            [batch.a.buffer, batch.b.buffer].into_iter(),
-            std::iter::once(batch.c.buffer),
-        )?;
-        self.backend
-            .gemm_strided_batched(self.stream, shape, batch)?;
-        Ok(())
-    }
-}
+use crate::object::{Access, ObjectId, State};
+use crate::policy::IdSet;
 
 /// How to undo what a launch did to an object it writes, if the launch fails.
-struct Undo {
+pub(super) struct Undo {
     id: ObjectId,
     host: Option<Vec<num_complex::Complex64>>,
+    /// Whether the object was resident before the launch (a hit).
+    was_resident: bool,
+}
+
+/// The lists a launch builds, kept by the runtime between launches so that their memory is
+/// reused (both are empty outside a launch).
+#[derive(Default)]
+pub(super) struct Scratch {
+    /// How to undo the launch's writes.
+    undo: Vec<Undo>,
+    /// The objects acquired, and whether the launch writes each.
+    acquired: Vec<(ObjectId, bool)>,
 }
 
 impl<B: Backend> Runtime<B> {
@@ -177,9 +47,18 @@ impl<B: Backend> Runtime<B> {
     {
         self.check_launch(stream, accesses)?;
         self.pinned.extend(accesses.iter().map(|a| a.object));
-        let mut undo = Vec::new();
-        let mut acquired = Vec::with_capacity(accesses.len());
+        // The launch's lists live in the runtime between launches: no allocation per launch.
+        let mut undo = std::mem::take(&mut self.scratch.undo);
+        let mut acquired = std::mem::take(&mut self.scratch.acquired);
         let mut outcome = self.acquire_all(stream, accesses, &mut undo, &mut acquired);
+        if matches!(outcome, Err(Error::Fragmented { .. })) {
+            // Arena mode: the launch's own objects split the arena so that the next one fits in
+            // no gap. Nothing has run yet: put them back, empty the arena, and start over.
+            self.counters.arena_restarts += 1;
+            outcome = self
+                .make_way(stream, &mut undo, &mut acquired)
+                .and_then(|()| self.acquire_all(stream, accesses, &mut undo, &mut acquired));
+        }
         if outcome.is_ok() {
             outcome = self.order_and_run(stream, accesses, work);
         }
@@ -188,9 +67,12 @@ impl<B: Backend> Runtime<B> {
         let outcome = outcome.and(fenced);
         let settled = match &outcome {
             Ok(()) => self.after_success(stream, accesses),
-            Err(_) => self.after_failure(undo),
+            Err(_) => self.after_failure(&mut undo),
         };
         let dropped = self.drop_uncached(accesses);
+        undo.clear();
+        acquired.clear();
+        self.scratch = Scratch { undo, acquired };
         outcome.and(settled).and(dropped)
     }
 
@@ -202,11 +84,17 @@ impl<B: Backend> Runtime<B> {
                 streams: self.streams.len(),
             });
         }
-        let mut seen = HashSet::with_capacity(accesses.len());
         let mut needed = 0usize;
-        for a in accesses {
+        // Launches name a handful of objects: comparing each with those before it is cheaper
+        // than hashing, up to a point.
+        let mut seen = (accesses.len() > 16).then(IdSet::default);
+        for (i, a) in accesses.iter().enumerate() {
             let e = self.entry(a.object)?;
-            if !seen.insert(a.object) {
+            let repeated = match &mut seen {
+                Some(set) => !set.insert(a.object),
+                None => accesses[..i].iter().any(|b| b.object == a.object),
+            };
+            if repeated {
                 return Err(Error::DuplicateAccess(a.object));
             }
             if a.mode.reads() && !e.life.kind().has_value() {
@@ -235,15 +123,50 @@ impl<B: Backend> Runtime<B> {
         acquired: &mut Vec<(ObjectId, bool)>,
     ) -> Result<()> {
         for a in accesses {
+            let was_resident = self.cache.contains(a.object);
             let copied_in = self.acquire(stream, *a)?;
             acquired.push((a.object, copied_in || a.mode.writes()));
             if a.mode.writes() {
                 let (life, log) = self.life_mut(a.object)?;
                 let host = life.written_on_device(log)?;
-                undo.push(Undo { id: a.object, host });
+                undo.push(Undo {
+                    id: a.object,
+                    host,
+                    was_resident,
+                });
             }
         }
         Ok(())
+    }
+
+    /// Undoes a launch's acquisitions before any of its work has run, and empties the arena:
+    /// each object it was writing goes back to its previous value (an object that was
+    /// device-only keeps its device copy, which nothing has overwritten, and is written back
+    /// like the others); then every object of the launch still resident is evicted and the
+    /// free pool drained. Everything else was evicted already, so the arena is left empty.
+    fn make_way(
+        &mut self,
+        stream: usize,
+        undo: &mut Vec<Undo>,
+        acquired: &mut Vec<(ObjectId, bool)>,
+    ) -> Result<()> {
+        // The copies in queued so far must finish before their blocks move on.
+        self.fence_launch(stream, acquired)?;
+        acquired.clear();
+        for u in undo.drain(..) {
+            if u.host.is_none() && u.was_resident {
+                continue; // device-only before the launch: evicted (written back) below
+            }
+            self.drop_device_copy(u.id)?;
+            let (life, log) = self.life_mut(u.id)?;
+            life.rolled_back(u.host, log)?;
+        }
+        for id in self.pinned.clone() {
+            if self.cache.contains(id) {
+                self.evict(id, stream)?;
+            }
+        }
+        self.drain_pool()
     }
 
     /// Makes one object resident: a hit, or a miss served by the allocation path, followed by a
@@ -265,14 +188,14 @@ impl<B: Backend> Runtime<B> {
             (layout.components(), layout.component_bytes())
         };
         let mut resident = Resident {
-            buffers: Vec::with_capacity(count),
+            blocks: Vec::with_capacity(count),
             packed,
             hazards: Hazards::default(),
         };
         for _ in 0..count {
-            match self.obtain_buffer(size, stream) {
-                Ok((buffer, hazards)) => {
-                    resident.buffers.push(buffer);
+            match self.obtain_block(size, stream) {
+                Ok((block, hazards)) => {
+                    resident.blocks.push(block);
                     resident.hazards.absorb(hazards);
                 }
                 Err(e) => {
@@ -313,16 +236,12 @@ impl<B: Backend> Runtime<B> {
         let host = e.life.host().ok_or(Error::Uninitialized(id))?;
         let s = &self.streams[stream];
         r.hazards.before_write(&self.backend, stream, s)?;
-        if r.packed {
-            let whole = r
-                .buffers
-                .first()
-                .ok_or_else(|| Error::Internal(format!("{id} has no buffer")))?;
-            self.backend.copy_h2d(s, as_bytes(host), whole, 0)?;
-        } else {
-            for (chunk, buffer) in host.chunks(e.layout.component_elems()).zip(&r.buffers) {
-                self.backend.copy_h2d(s, as_bytes(chunk), buffer, 0)?;
-            }
+        let chunk = r.block_elems(&e.layout);
+        for (values, block) in host.chunks(chunk).zip(&r.blocks) {
+            let (buffer, offset) = block
+                .place(self.arena_buffer())
+                .ok_or_else(|| Error::Internal(format!("{id} is in an arena that is not there")))?;
+            self.backend.copy_h2d(s, as_bytes(values), buffer, offset)?;
         }
         Ok(())
     }
@@ -348,11 +267,12 @@ impl<B: Backend> Runtime<B> {
                 self.prefetch_to_device(s, r)?;
             }
             let layout = self.entry(a.object)?.layout;
-            objects.push((*a, layout, r));
+            objects.push(Bound::new(*a, layout, r, self.arena_buffer()));
         }
         let mut launch = Launch {
             backend: &self.backend,
             stream: s,
+            arena: self.arena_buffer(),
             objects,
         };
         work(&mut launch)
@@ -403,9 +323,9 @@ impl<B: Backend> Runtime<B> {
 
     /// After a failed launch: objects it was writing lose their device copy and go back to
     /// their previous host value, or to no value.
-    fn after_failure(&mut self, undo: Vec<Undo>) -> Result<()> {
+    fn after_failure(&mut self, undo: &mut Vec<Undo>) -> Result<()> {
         let mut first = Ok(());
-        for u in undo {
+        for u in undo.drain(..) {
             first = first.and(self.drop_device_copy(u.id));
             if let Ok((life, log)) = self.life_mut(u.id) {
                 first = first.and(life.rolled_back(u.host, log).map_err(Error::from));

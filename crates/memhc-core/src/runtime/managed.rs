@@ -20,17 +20,18 @@ use num_complex::Complex64;
 
 use super::Runtime;
 use crate::backend::{Backend, Location, as_bytes, as_bytes_mut};
+use crate::block::Block;
 use crate::element_cache::Resident;
 use crate::error::{BackendError, Error, Result};
 use crate::object::ObjectId;
 
 /// The one managed buffer of a resident object.
 fn whole<B: Backend>(id: ObjectId, r: &Resident<B>) -> Result<&B::Buffer> {
-    match r.buffers.as_slice() {
-        [whole] if r.packed => Ok(whole),
+    match r.blocks.as_slice() {
+        [Block::Buffer(whole)] if r.packed => Ok(whole),
         _ => Err(Error::Internal(format!(
-            "{id} is not one managed buffer ({} buffers, packed: {})",
-            r.buffers.len(),
+            "{id} is not one managed buffer ({} blocks, packed: {})",
+            r.blocks.len(),
             r.packed
         ))),
     }
@@ -82,8 +83,10 @@ impl<B: Backend> Runtime<B> {
 
     /// Queues the migration of a resident object to the device on stream `stream`.
     pub(super) fn prefetch_to_device(&self, stream: &B::Stream, r: &Resident<B>) -> Result<()> {
-        for buffer in &r.buffers {
-            self.backend.prefetch(stream, buffer, Location::Device)?;
+        for block in &r.blocks {
+            if let Block::Buffer(buffer) = block {
+                self.backend.prefetch(stream, buffer, Location::Device)?;
+            }
         }
         Ok(())
     }

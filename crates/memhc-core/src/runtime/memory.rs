@@ -1,32 +1,28 @@
 //! The allocation path, eviction, write-back and disposal of device copies.
 
-use std::collections::{HashMap, HashSet};
-
 use num_complex::Complex64;
 
 use super::{Entry, Runtime};
-use crate::backend::{Backend, DeviceMemory, as_bytes_mut};
+use crate::arena::SubAllocator;
+use crate::backend::{Backend, as_bytes_mut};
+use crate::block::Block;
 use crate::element_cache::{ElementCache, Resident};
 use crate::error::{BackendError, Error, Result};
 use crate::free_pool::Pooled;
 use crate::hazards::Hazards;
 use crate::object::{ObjectId, State};
-use crate::policy::ResidentView;
-
-fn missing_buffer(id: ObjectId) -> Error {
-    Error::Internal(format!("resident object {id} has no buffer"))
-}
+use crate::policy::{IdMap, ResidentView};
 
 /// The policy's view of the tables while it picks a victim.
 struct View<'a, B: Backend> {
     cache: &'a ElementCache<B>,
-    pinned: &'a HashSet<ObjectId>,
-    objects: &'a HashMap<ObjectId, Entry>,
+    pinned: &'a [ObjectId],
+    objects: &'a IdMap<Entry>,
 }
 
 impl<B: Backend> ResidentView for View<'_, B> {
     fn is_evictable(&self, id: ObjectId) -> bool {
-        self.cache.contains(id) && !self.pinned.contains(&id)
+        !self.pinned.contains(&id) && self.cache.contains(id)
     }
 
     fn is_dirty(&self, id: ObjectId) -> bool {
@@ -37,57 +33,117 @@ impl<B: Backend> ResidentView for View<'_, B> {
 }
 
 impl<B: Backend> Runtime<B> {
-    /// A device buffer of `bytes`, with the uses it still has in flight (non-empty only for a
-    /// pool reuse): pool reuse, else a new allocation, else drain the pool, evict, and retry.
-    /// `stream` is the stream any write-back is ordered on. With managed memory: a new
-    /// managed allocation, or an error.
-    pub(super) fn obtain_buffer(
+    /// A block of `bytes`, with the uses it still has in flight (non-empty only for a pool
+    /// reuse): pool reuse (within the reuse tolerance), else a new block (a driver allocation
+    /// within the budget, or a range of the arena), else drain the pool, evict (handing the
+    /// victim's block over when it fits), and retry. `stream` is the stream any write-back is
+    /// ordered on. With managed memory: a new managed allocation, or an error.
+    pub(super) fn obtain_block(
         &mut self,
         bytes: usize,
         stream: usize,
-    ) -> Result<(B::Buffer, Hazards<B>)> {
+    ) -> Result<(Block<B>, Hazards<B>)> {
         if self.config.managed {
-            return Ok((self.obtain_managed(bytes)?, Hazards::default()));
+            let buffer = self.obtain_managed(bytes)?;
+            return Ok((Block::Buffer(buffer), Hazards::default()));
         }
+        let limit = self.config.reuse_limit(bytes);
         if self.config.lazy_release
-            && let Some(p) = self.pool.take(bytes)
+            && let Some(p) = self.pool.take(bytes, limit)
         {
             self.counters.pool_reuses += 1;
-            return Ok((p.buffer, p.hazards));
+            self.counters.pool_slack_bytes += (p.block.bytes() - bytes) as u64;
+            return Ok((p.block, p.hazards));
         }
         loop {
-            if self.used + bytes <= self.budget {
-                match self.backend.alloc(bytes) {
-                    Ok(buffer) => {
-                        self.used += bytes;
-                        return Ok((buffer, Hazards::default()));
-                    }
-                    // The device has less free memory than the budget says (another process,
-                    // fragmentation): make room as if over budget.
-                    Err(BackendError::OutOfMemory { .. }) => {}
-                    Err(e) => return Err(e.into()),
-                }
+            if let Some(block) = self.new_block(bytes)? {
+                return Ok((block, Hazards::default()));
             }
             if !self.pool.is_empty() {
                 self.drain_pool()?;
                 continue;
             }
+            let fragmented = self.note_fragmentation(bytes);
             match self.choose_victim()? {
-                Some(victim) => self.evict(victim, stream)?,
-                None => {
-                    let pinned = self.pinned_bytes();
-                    let device_room = self
-                        .backend
-                        .mem_info()
-                        .map(|m| m.free + self.used)
-                        .unwrap_or(self.budget);
-                    return Err(Error::DoesNotFit {
-                        needed: pinned + bytes,
-                        available: self.budget.min(device_room),
-                        budget: self.budget,
-                    });
+                Some(victim) => {
+                    if fragmented {
+                        self.counters.fragmentation_evictions += 1;
+                    }
+                    if let Some(handed) = self.evict_for(victim, stream, bytes, limit)? {
+                        return Ok(handed);
+                    }
                 }
+                None => return Err(self.no_room(bytes)),
             }
+        }
+    }
+
+    /// A new block of `bytes` if there is room for one: a range of the arena, or a driver
+    /// allocation within the budget. `None` when there is none (the arena has no free piece
+    /// that large, the budget is spent, or the device is out of memory).
+    fn new_block(&mut self, bytes: usize) -> Result<Option<Block<B>>> {
+        if let Some(arena) = &mut self.arena {
+            let Some((offset, size)) = arena.space.alloc(bytes) else {
+                return Ok(None);
+            };
+            self.used += size;
+            self.counters.arena_allocations += 1;
+            return Ok(Some(Block::Arena { offset, size }));
+        }
+        if self.used + bytes > self.budget {
+            return Ok(None);
+        }
+        match self.backend.alloc(bytes) {
+            Ok(buffer) => {
+                self.used += bytes;
+                Ok(Some(Block::Buffer(buffer)))
+            }
+            // The device has less free memory than the budget says (another process,
+            // fragmentation): make room as if over budget.
+            Err(BackendError::OutOfMemory { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// In arena mode, whether a request of `bytes` fails although the arena has that many bytes
+    /// free (in pieces); notes the stranded bytes.
+    fn note_fragmentation(&mut self, bytes: usize) -> bool {
+        let Some(arena) = &self.arena else {
+            return false;
+        };
+        let free = arena.space.free_bytes();
+        if free < SubAllocator::rounded(bytes) {
+            return false;
+        }
+        let c = &mut self.counters;
+        c.arena_stranded_bytes = c.arena_stranded_bytes.max(free as u64);
+        true
+    }
+
+    /// The error when nothing is left to evict for a request of `bytes`.
+    fn no_room(&self, bytes: usize) -> Error {
+        if let Some(arena) = &self.arena
+            && arena.space.free_bytes() >= SubAllocator::rounded(bytes)
+        {
+            return Error::Fragmented {
+                needed: bytes,
+                free: arena.space.free_bytes(),
+                largest: arena.space.largest_free(),
+            };
+        }
+        let pinned = self.pinned_bytes();
+        let device_room = if self.arena.is_some() {
+            self.budget
+        } else {
+            self.backend
+                .mem_info()
+                .map(|m| m.free + self.used)
+                .unwrap_or(self.budget)
+        };
+        Error::DoesNotFit {
+            needed: pinned + bytes,
+            available: self.budget.min(device_room),
+            budget: self.budget,
         }
     }
 
@@ -117,10 +173,49 @@ impl<B: Backend> Runtime<B> {
         }
     }
 
-    /// Evicts a resident object: writes it back first if the device copy is the only valid
-    /// one (`WrittenBack`), waits for its in-flight work, frees its buffers (`Evicted`). If
-    /// the write-back fails, the object stays resident and dirty.
+    /// Evicts `victim` to make room for a request of `bytes` (at most `limit` bytes may serve
+    /// it). With handover on, a block of the victim that fits is returned for the request and
+    /// the others are freed; otherwise all are freed and `None` is returned.
+    fn evict_for(
+        &mut self,
+        victim: ObjectId,
+        stream: usize,
+        bytes: usize,
+        limit: usize,
+    ) -> Result<Option<(Block<B>, Hazards<B>)>> {
+        let mut r = self.evict_resident(victim, stream)?;
+        let fits = |b: &Block<B>| (bytes..=limit).contains(&b.bytes());
+        let handed = match self.config.handover {
+            true => r.blocks.iter().position(fits),
+            false => None,
+        };
+        let Some(i) = handed else {
+            self.free_blocks(r.blocks)?;
+            return Ok(None);
+        };
+        let block = r.blocks.swap_remove(i);
+        if let Err(e) = self.free_blocks(r.blocks) {
+            // The request fails; the block it would have had goes too.
+            let _ = self.free_blocks(vec![block]);
+            return Err(e);
+        }
+        self.counters.handovers += 1;
+        self.counters.pool_slack_bytes += (block.bytes() - bytes) as u64;
+        // The eviction waited for the victim's work: its uses are complete.
+        Ok(Some((block, r.hazards)))
+    }
+
+    /// Evicts a resident object and frees its blocks.
     pub(super) fn evict(&mut self, id: ObjectId, stream: usize) -> Result<()> {
+        let r = self.evict_resident(id, stream)?;
+        self.free_blocks(r.blocks)
+    }
+
+    /// Evicts a resident object: writes it back first if the device copy is the only valid
+    /// one (`WrittenBack`), waits for its in-flight work, and takes it out of the element cache
+    /// (`Evicted`). Returns its device copy, whose blocks the caller frees or hands over. If
+    /// the write-back fails, the object stays resident and dirty.
+    fn evict_resident(&mut self, id: ObjectId, stream: usize) -> Result<Resident<B>> {
         if self.entry(id)?.life.kind() == State::DeviceDirty {
             let host = self.read_back(id, stream)?;
             let (life, log) = self.life_mut(id)?;
@@ -140,7 +235,7 @@ impl<B: Backend> Runtime<B> {
         };
         self.policy.on_evict(id);
         self.counters.evictions += 1;
-        self.free_buffers(r.buffers)
+        Ok(r)
     }
 
     /// On-demand (or eager) sync of a `DeviceDirty` object: its device copy becomes its host
@@ -148,7 +243,9 @@ impl<B: Backend> Runtime<B> {
     pub(super) fn sync_to_host(&mut self, id: ObjectId, stream: usize) -> Result<()> {
         let host = self.read_back(id, stream)?;
         let (life, log) = self.life_mut(id)?;
-        Ok(life.synced(host, log)?)
+        life.synced(host, log)?;
+        self.policy.on_synced(id);
+        Ok(())
     }
 
     /// Reads the device copy of a resident object into a new host vector, ordered after its
@@ -166,19 +263,18 @@ impl<B: Backend> Runtime<B> {
         let s = &self.streams[stream];
         r.hazards.before_read(&self.backend, stream, s)?;
         let mut host = vec![Complex64::new(0.0, 0.0); layout.elems()];
-        if r.packed {
-            let whole = r.buffers.first().ok_or_else(|| missing_buffer(id))?;
+        let chunk = r.block_elems(&layout);
+        for (values, block) in host.chunks_mut(chunk).zip(&r.blocks) {
+            let (buffer, offset) = block
+                .place(self.arena_buffer())
+                .ok_or_else(|| Error::Internal(format!("{id} is in an arena that is not there")))?;
             self.backend
-                .copy_d2h(s, whole, 0, as_bytes_mut(&mut host))?;
-        } else {
-            for (chunk, buffer) in host.chunks_mut(layout.component_elems()).zip(&r.buffers) {
-                self.backend.copy_d2h(s, buffer, 0, as_bytes_mut(chunk))?;
-            }
+                .copy_d2h(s, buffer, offset, as_bytes_mut(values))?;
         }
         Ok(host)
     }
 
-    /// Drops the device copy of an object, if it has one: its buffers go to the free pool (or
+    /// Drops the device copy of an object, if it has one: its blocks go to the free pool (or
     /// are freed). Callers take the object's transition (`HostWritten`, `Released`,
     /// `RolledBack`, `Uncached`).
     pub(super) fn drop_device_copy(&mut self, id: ObjectId) -> Result<()> {
@@ -191,48 +287,59 @@ impl<B: Backend> Runtime<B> {
         }
     }
 
-    /// Returns a former device copy's buffers: to the free pool with their in-flight uses when
+    /// Returns a former device copy's blocks: to the free pool with their in-flight uses when
     /// lazy release is on, else freed once those uses have completed.
-    pub(super) fn dispose(&mut self, r: Resident<B>) -> Result<()> {
+    pub(super) fn dispose(&mut self, mut r: Resident<B>) -> Result<()> {
         if self.config.lazy_release {
-            for buffer in r.buffers {
-                self.pool.put(Pooled {
-                    buffer,
-                    hazards: r.hazards.clone(),
-                });
+            // Every block keeps the object's uses; the last one takes them over.
+            let mut blocks = r.blocks.into_iter().peekable();
+            while let Some(block) = blocks.next() {
+                let hazards = match blocks.peek() {
+                    Some(_) => r.hazards.clone(),
+                    None => std::mem::take(&mut r.hazards),
+                };
+                self.pool.put(Pooled { block, hazards });
             }
             Ok(())
         } else {
             r.hazards.settle(&self.backend)?;
-            self.free_buffers(r.buffers)
+            self.free_blocks(r.blocks)
         }
     }
 
-    /// Frees buffers whose uses have completed. Every buffer is consumed (and its bytes stop
-    /// counting) even if a free fails; the first failure is reported.
-    fn free_buffers(&mut self, buffers: Vec<B::Buffer>) -> Result<()> {
+    /// Frees blocks whose uses have completed: driver buffers back to the driver, arena ranges
+    /// back to the arena. Every block is consumed (and its bytes stop counting) even if a free
+    /// fails; the first failure is reported.
+    fn free_blocks(&mut self, blocks: Vec<Block<B>>) -> Result<()> {
         let mut first = Ok(());
-        for b in buffers {
-            self.used -= b.bytes();
-            if let Err(e) = self.backend.free(b) {
-                first = first.and(Err(e.into()));
-            }
+        for block in blocks {
+            self.used -= block.bytes();
+            let freed = match block {
+                Block::Buffer(b) => self.backend.free(b).map_err(Error::from),
+                Block::Arena { offset, size } => match &mut self.arena {
+                    Some(arena) => arena.space.release(offset, size).map_err(Error::Internal),
+                    None => Err(Error::Internal(format!(
+                        "arena bytes {offset}+{size} freed without an arena"
+                    ))),
+                },
+            };
+            first = first.and(freed);
         }
         first
     }
 
-    /// Frees every pooled buffer (MemHC's step 4: the pool goes before anything is evicted).
-    fn drain_pool(&mut self) -> Result<()> {
+    /// Frees every pooled block (MemHC's step 4: the pool goes before anything is evicted).
+    pub(super) fn drain_pool(&mut self) -> Result<()> {
         let mut first = Ok(());
         for p in self.pool.drain() {
             let settled = p.hazards.settle(&self.backend);
-            // A buffer whose uses cannot be confirmed complete must not be freed: keep it.
+            // A block whose uses cannot be confirmed complete must not be freed: keep it.
             if let Err(e) = settled {
                 self.pool.put(p);
                 first = first.and(Err(e.into()));
                 continue;
             }
-            first = first.and(self.free_buffers(vec![p.buffer]));
+            first = first.and(self.free_blocks(vec![p.block]));
         }
         first
     }

@@ -8,9 +8,11 @@
 //! where every object lives:
 //!
 //! * **element cache**: a resident object is a hit: no allocation, no copy;
-//! * **allocation path**: free-pool reuse of a buffer of the same size, else a new device
-//!   allocation, else (over budget or out of device memory) drain the free pool, then evict
-//!   objects in the order the [eviction policy](crate::policy) chooses until the request fits;
+//! * **allocation path**: free-pool reuse of a block of the same size (or within the reuse
+//!   tolerance), else a new block (a driver allocation, or a range of the arena in arena mode),
+//!   else (over budget, arena full, or out of device memory) drain the free pool, then evict
+//!   objects in the order the [eviction policy](crate::policy) chooses until the request fits,
+//!   handing the victim's block straight to the request when it fits (handover);
 //! * **eviction** writes a device-only (dirty) object back to the host first, and merely drops
 //!   the device copy of a clean one; nothing is ever lost;
 //! * **on-demand sync**: an object written on the device is copied to the host only when the
@@ -33,24 +35,26 @@ mod audit;
 mod launch;
 mod managed;
 mod memory;
-
-use std::collections::{HashMap, HashSet};
+mod work;
 
 use num_complex::Complex64;
 
+use crate::arena::{Arena, SubAllocator};
 use crate::backend::Backend;
 use crate::backend::instrumented::Instrumented;
+use crate::block::Block;
 use crate::config::Config;
 use crate::element_cache::ElementCache;
 use crate::error::{Error, Result};
 use crate::free_pool::FreePool;
 use crate::lifecycle::{Lifecycle, TransitionLog};
 use crate::object::{Layout, ObjectId, ObjectKind, State};
-use crate::policy::EvictionPolicy;
-use crate::stats::Stats;
+use crate::policy::{EvictionPolicy, IdMap};
+use crate::stats::{ArenaUsage, Stats};
 
 pub use audit::AuditError;
-pub use launch::Launch;
+use launch::Scratch;
+pub use work::{Components, Launch};
 
 /// What the runtime knows about one object besides its device copy.
 #[derive(Debug)]
@@ -67,8 +71,14 @@ struct CacheCounters {
     hits: u64,
     misses: u64,
     pool_reuses: u64,
+    handovers: u64,
+    arena_allocations: u64,
+    pool_slack_bytes: u64,
     evictions: u64,
     writebacks: u64,
+    fragmentation_evictions: u64,
+    arena_stranded_bytes: u64,
+    arena_restarts: u64,
 }
 
 /// The MemHC runtime on backend `B`. See the [module documentation](self).
@@ -77,18 +87,23 @@ pub struct Runtime<B: Backend> {
     streams: Vec<B::Stream>,
     config: Config,
     budget: usize,
-    objects: HashMap<ObjectId, Entry>,
+    objects: IdMap<Entry>,
     cache: ElementCache<B>,
     pool: FreePool<B>,
+    /// The arena, in arena mode.
+    arena: Option<Arena<B>>,
     policy: Box<dyn EvictionPolicy>,
-    /// Bytes allocated from the backend and not freed: resident plus pooled.
+    /// Bytes held in blocks (driver buffers, or arena ranges): resident plus pooled.
     used: usize,
-    /// Objects a launch in progress is using: never evicted.
-    pinned: HashSet<ObjectId>,
+    /// Objects a launch in progress is using: never evicted. A launch uses a handful of
+    /// objects, so a list is the fastest set.
+    pinned: Vec<ObjectId>,
     counters: CacheCounters,
     /// Every lifecycle transition taken or refused.
     transitions: TransitionLog,
     next_id: u64,
+    /// Lists launches reuse.
+    scratch: Scratch,
 }
 
 impl<B: Backend> std::fmt::Debug for Runtime<B> {
@@ -124,20 +139,30 @@ impl<B: Backend> Runtime<B> {
         let streams = (0..config.streams)
             .map(|_| backend.create_stream())
             .collect::<std::result::Result<Vec<_>, _>>()?;
+        let arena = if config.arena {
+            Some(Arena {
+                buffer: backend.alloc(budget)?,
+                space: SubAllocator::new(budget),
+            })
+        } else {
+            None
+        };
         let policy = config.policy.build(config.seed);
         Ok(Runtime {
             backend,
             streams,
             budget,
-            objects: HashMap::new(),
+            objects: IdMap::default(),
             cache: ElementCache::default(),
             pool: FreePool::default(),
+            arena,
             policy,
             used: 0,
-            pinned: HashSet::new(),
+            pinned: Vec::new(),
             counters: CacheCounters::default(),
             transitions: TransitionLog::default(),
             next_id: 0,
+            scratch: Scratch::default(),
             config,
         })
     }
@@ -162,9 +187,24 @@ impl<B: Backend> Runtime<B> {
         self.streams.len()
     }
 
-    /// Device bytes held now: resident objects plus pooled buffers.
+    /// Device bytes held now: resident objects plus pooled blocks (in arena mode, the bytes of
+    /// the arena in use).
     pub fn used_bytes(&self) -> usize {
         self.used
+    }
+
+    /// In arena mode, how the arena is used now: its size, free bytes and largest free piece.
+    pub fn arena_usage(&self) -> Option<ArenaUsage> {
+        self.arena.as_ref().map(|a| ArenaUsage {
+            capacity: a.space.capacity(),
+            free: a.space.free_bytes(),
+            largest_free: a.space.largest_free(),
+        })
+    }
+
+    /// The arena's buffer, in arena mode.
+    fn arena_buffer(&self) -> Option<&B::Buffer> {
+        self.arena.as_ref().map(|a| &a.buffer)
     }
 
     /// Device bytes held by resident objects.
@@ -327,11 +367,17 @@ impl<B: Backend> Runtime<B> {
             allocations: d.allocations,
             frees: d.frees,
             pool_reuses: c.pool_reuses,
+            handovers: c.handovers,
+            arena_allocations: c.arena_allocations,
+            pool_slack_bytes: c.pool_slack_bytes,
             hits: c.hits,
             misses: c.misses,
             hit_rate: Stats::compute_hit_rate(c.hits, c.misses),
             evictions: c.evictions,
             writebacks: c.writebacks,
+            fragmentation_evictions: c.fragmentation_evictions,
+            arena_stranded_bytes: c.arena_stranded_bytes,
+            arena_restarts: c.arena_restarts,
             h2d_bytes: d.h2d_bytes,
             d2h_bytes: d.d2h_bytes,
             h2d_copies: d.h2d_copies,
@@ -358,13 +404,19 @@ impl<B: Backend> Drop for Runtime<B> {
     fn drop(&mut self) {
         // Nothing can be reported from here: wait for the device, then return every buffer.
         let _ = self.backend.synchronize();
-        for (_, r) in self.cache.drain() {
-            for b in r.buffers {
+        let blocks = self
+            .cache
+            .drain()
+            .into_iter()
+            .flat_map(|(_, r)| r.blocks)
+            .chain(self.pool.drain().into_iter().map(|p| p.block));
+        for block in blocks {
+            if let Block::Buffer(b) = block {
                 let _ = self.backend.free(b);
             }
         }
-        for p in self.pool.drain() {
-            let _ = self.backend.free(p.buffer);
+        if let Some(arena) = self.arena.take() {
+            let _ = self.backend.free(arena.buffer);
         }
     }
 }

@@ -239,7 +239,8 @@ pub fn largest_working_set() -> usize {
 }
 
 /// Device-memory configurations: every policy, every combination of optimisation switches,
-/// one to three streams, and budgets from the largest working set up.
+/// one to three streams, and budgets from the largest working set up; driver allocations or
+/// an arena, with and without handover, with exact reuse or a reuse tolerance.
 pub fn config() -> impl Strategy<Value = Config> {
     (
         proptest::sample::select(PolicyKind::ALL.to_vec()),
@@ -247,9 +248,19 @@ pub fn config() -> impl Strategy<Value = Config> {
         1usize..4,
         0usize..8,
         any::<u64>(),
+        any::<[bool; 2]>(),
+        reuse_tolerance(),
     )
         .prop_map(
-            |(policy, [dedup, lazy, packing, sync], streams, extra, seed)| Config {
+            |(
+                policy,
+                [dedup, lazy, packing, sync],
+                streams,
+                extra,
+                seed,
+                [handover, arena],
+                tolerance,
+            )| Config {
                 budget: Some(largest_working_set() + extra * largest_object()),
                 policy,
                 seed,
@@ -259,8 +270,17 @@ pub fn config() -> impl Strategy<Value = Config> {
                 packing,
                 on_demand_sync: sync,
                 managed: false,
+                handover,
+                reuse_tolerance_percent: tolerance,
+                arena,
             },
         )
+}
+
+/// Reuse tolerances: exact sizes (most often), enough for a 64-byte buffer to serve a 48-byte
+/// request, or double.
+pub fn reuse_tolerance() -> impl Strategy<Value = u32> {
+    prop_oneof![2 => Just(0u32), 1 => Just(40u32), 1 => Just(100u32)]
 }
 
 /// Unified memory on one to three streams, with and without dedup and on-demand sync, and a

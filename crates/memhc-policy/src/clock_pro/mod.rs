@@ -83,12 +83,10 @@
 //!   demotion unnecessary), rather than always going on to rest on the next hot page; the test
 //!   periods it would have ended on the way are ended on its next run.
 
-use std::collections::HashMap;
-
 mod list;
 
 use super::{EvictionPolicy, ResidentView};
-use crate::ObjectId;
+use crate::{IdMap, ObjectId};
 
 /// Class of a page on the clock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,7 +122,7 @@ pub struct ClockPro {
     nodes: Vec<Node>,
     free: Vec<usize>,
     /// Every page on the list (resident or not) and its slot.
-    index: HashMap<ObjectId, usize>,
+    index: IdMap<usize>,
     /// The three hands (`None` only while the list is empty). The list head is just behind
     /// `hand_hot`.
     hand_hot: Option<usize>,
@@ -152,7 +150,7 @@ impl ClockPro {
         ClockPro {
             nodes: Vec::new(),
             free: Vec::new(),
-            index: HashMap::new(),
+            index: IdMap::default(),
             hand_hot: None,
             hand_cold: None,
             hand_test: None,

@@ -1,0 +1,173 @@
+//! The runtime's own cost per contraction: the synthetic workload at N = 2 (vector size 16,
+//! repeated rate 1/2) on the null backend, which does no arithmetic and moves no data, so what
+//! is timed is the bookkeeping of the runner, the runtime and the policy alone.
+//!
+//! Cases: 4,000, 32,000 and 256,000 contractions; LRU and Belady; everything fitting (budget =
+//! the peak without eviction) and oversubscribed (budget = peak / 2.5), all in the optimal
+//! mode on 4 streams. The time criterion reports is **per contraction**: each iteration is one
+//! whole run (its `wall_s`: the vectors, traces and result reads, not the registration of the
+//! nodes before them), divided by the number of contractions. The `analyse` group times
+//! [`Workload::analyse`](memhc_workload::Workload::analyse), the planning of the queue, per
+//! contraction too.
+//!
+//! `cargo bench -p memhc-workload --bench overhead`. Environment:
+//!
+//! * `MEMHC_OVERHEAD_SIZES=4000,32000` runs only these queue lengths;
+//! * `MEMHC_OVERHEAD_CASES=lru/fits,belady` runs only the cases whose name contains one of
+//!   these;
+//! * `MEMHC_OVERHEAD_ONCE=1` skips criterion and times each case once (for code too slow to
+//!   sample at 256,000 contractions), printing one line per case.
+
+#![allow(missing_docs, clippy::expect_used)]
+
+use std::time::{Duration, Instant};
+
+use criterion::Criterion;
+use memhc_core::{Mode, PolicyKind};
+use memhc_host::NullBackend;
+use memhc_workload::run::{RunSpec, peak_without_eviction, run};
+use memhc_workload::{Analysis, SynthParams, Workload, generate};
+
+const VECTOR_SIZE: usize = 16;
+
+/// The queue lengths to run.
+fn sizes() -> Vec<usize> {
+    match std::env::var("MEMHC_OVERHEAD_SIZES") {
+        Ok(s) => s.split(',').filter_map(|x| x.trim().parse().ok()).collect(),
+        Err(_) => vec![4_000, 32_000, 256_000],
+    }
+}
+
+/// A planned queue of `contractions` contractions and its budget without eviction.
+struct Queue {
+    contractions: usize,
+    workload: Workload,
+    analysis: Analysis,
+    peak: usize,
+}
+
+fn queue(contractions: usize) -> Queue {
+    let params = SynthParams {
+        tensor_size: 2,
+        vector_size: VECTOR_SIZE,
+        vectors: contractions / VECTOR_SIZE,
+        repeat: 0.5,
+        ..SynthParams::default()
+    };
+    let workload = generate(&params).expect("workload");
+    let analysis = workload.analyse().expect("analysis");
+    let peak = peak_without_eviction(&workload, &analysis).expect("peak");
+    Queue {
+        contractions,
+        workload,
+        analysis,
+        peak,
+    }
+}
+
+/// The cases of one queue: (name, policy, budget).
+fn cases(q: &Queue) -> Vec<(String, PolicyKind, usize)> {
+    let wanted: Option<Vec<String>> = std::env::var("MEMHC_OVERHEAD_CASES")
+        .ok()
+        .map(|s| s.split(',').map(|x| x.trim().to_owned()).collect());
+    let mut out = Vec::new();
+    for policy in [PolicyKind::Lru, PolicyKind::Belady] {
+        for (fit, budget) in [
+            ("fits", q.peak),
+            ("oversub1.5", (q.peak as f64 / 2.5) as usize),
+        ] {
+            let name = format!("{policy}/{fit}");
+            if wanted
+                .as_ref()
+                .is_none_or(|w| w.iter().any(|x| name.contains(x.as_str())))
+            {
+                out.push((name, policy, budget));
+            }
+        }
+    }
+    out
+}
+
+/// One run's wall time divided by its contractions.
+fn per_contraction(q: &Queue, policy: PolicyKind, budget: usize) -> Duration {
+    let spec = RunSpec {
+        policy,
+        mode: Mode::Optimal,
+        budget,
+        streams: 4,
+        verify: false,
+        alloc: None,
+        reuse_tolerance_percent: 0,
+    };
+    let o = run(
+        NullBackend::new(budget),
+        &q.workload,
+        &q.analysis,
+        &spec,
+        &mut |_| {},
+    )
+    .expect("run");
+    Duration::from_secs_f64(o.wall_s / q.contractions as f64)
+}
+
+fn once() {
+    for n in sizes() {
+        let q = queue(n);
+        let start = Instant::now();
+        q.workload.analyse().expect("analysis");
+        let analyse = start.elapsed().as_secs_f64() / n as f64;
+        println!(
+            "{n:>7} contractions: analyse {:8.3} us/contraction",
+            analyse * 1e6
+        );
+        for (name, policy, budget) in cases(&q) {
+            let t = per_contraction(&q, policy, budget);
+            println!(
+                "{n:>7} contractions: {name:<18} {:8.3} us/contraction",
+                t.as_secs_f64() * 1e6
+            );
+        }
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    for n in sizes() {
+        let q = queue(n);
+        let mut group = c.benchmark_group(format!("overhead/{n}"));
+        group
+            .sample_size(10)
+            .warm_up_time(Duration::from_millis(200))
+            .measurement_time(Duration::from_secs(2));
+        for (name, policy, budget) in cases(&q) {
+            group.bench_function(name, |b| {
+                b.iter_custom(|iters| {
+                    (0..iters)
+                        .map(|_| per_contraction(&q, policy, budget))
+                        .sum()
+                })
+            });
+        }
+        group.bench_function("analyse", |b| {
+            b.iter_custom(|iters| {
+                (0..iters)
+                    .map(|_| {
+                        let start = Instant::now();
+                        std::hint::black_box(q.workload.analyse().expect("analysis"));
+                        start.elapsed() / n as u32
+                    })
+                    .sum()
+            })
+        });
+        group.finish();
+    }
+}
+
+fn main() {
+    if std::env::var_os("MEMHC_OVERHEAD_ONCE").is_some() {
+        once();
+        return;
+    }
+    let mut c = Criterion::default().configure_from_args();
+    bench(&mut c);
+    c.final_summary();
+}
