@@ -16,7 +16,10 @@
 //! * `MEMHC_OVERHEAD_CASES=lru/fits,belady` runs only the cases whose name contains one of
 //!   these;
 //! * `MEMHC_OVERHEAD_ONCE=1` skips criterion and times each case once (for code too slow to
-//!   sample at 256,000 contractions), printing one line per case.
+//!   sample at 256,000 contractions), printing one line per case, with the CPU time too;
+//! * `MEMHC_OVERHEAD_CLOCK=cpu` makes criterion time the CPU time the thread spends in the
+//!   vectors (after the first, per contraction; Linux) instead of the run's wall time: the
+//!   same bookkeeping, measured the same on a busy machine as on an idle one.
 
 #![allow(missing_docs, clippy::expect_used)]
 
@@ -88,8 +91,41 @@ fn cases(q: &Queue) -> Vec<(String, PolicyKind, usize)> {
     out
 }
 
-/// One run's wall time divided by its contractions.
+/// Nanoseconds the calling thread has run on a CPU (Linux), if the system says.
+fn cpu_ns() -> Option<u64> {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// What one run costs per contraction: its wall time (`wall_s`: vectors, traces, result
+/// reads) divided by its contractions, and the CPU time the thread spent from the end of the
+/// first vector to the end of the last, divided by the contractions in between (the null
+/// backend runs everything on the calling thread, so this is the bookkeeping alone, however
+/// busy the machine).
+struct Cost {
+    wall: Duration,
+    cpu: Option<Duration>,
+}
+
+/// Whether criterion should time CPU (`MEMHC_OVERHEAD_CLOCK=cpu`) rather than wall time.
+fn cpu_clock() -> bool {
+    std::env::var("MEMHC_OVERHEAD_CLOCK").is_ok_and(|c| c == "cpu")
+}
+
+/// One run's cost per contraction.
 fn per_contraction(q: &Queue, policy: PolicyKind, budget: usize) -> Duration {
+    let c = cost(q, policy, budget);
+    match (cpu_clock(), c.cpu) {
+        (true, Some(cpu)) => cpu,
+        _ => c.wall,
+    }
+}
+
+fn cost(q: &Queue, policy: PolicyKind, budget: usize) -> Cost {
     let spec = RunSpec {
         policy,
         mode: Mode::Optimal,
@@ -99,15 +135,30 @@ fn per_contraction(q: &Queue, policy: PolicyKind, budget: usize) -> Duration {
         alloc: None,
         reuse_tolerance_percent: 0,
     };
+    let vectors = q.workload.vectors.len();
+    let (mut first, mut last) = (None, None);
+    // The clock is read after the first and the last vector only, so as not to slow the run.
     let o = run(
         NullBackend::new(budget),
         &q.workload,
         &q.analysis,
         &spec,
-        &mut |_| {},
+        &mut |v| {
+            if v == 1 {
+                first = cpu_ns();
+            } else if v == vectors {
+                last = cpu_ns();
+            }
+        },
     )
     .expect("run");
-    Duration::from_secs_f64(o.wall_s / q.contractions as f64)
+    let between = (vectors.saturating_sub(1) * VECTOR_SIZE).max(1) as u64;
+    Cost {
+        wall: Duration::from_secs_f64(o.wall_s / q.contractions as f64),
+        cpu: first
+            .zip(last)
+            .map(|(a, b)| Duration::from_nanos(b.saturating_sub(a) / between)),
+    }
 }
 
 fn once() {
@@ -121,10 +172,13 @@ fn once() {
             analyse * 1e6
         );
         for (name, policy, budget) in cases(&q) {
-            let t = per_contraction(&q, policy, budget);
+            let c = cost(&q, policy, budget);
+            let cpu = c
+                .cpu
+                .map_or("-".into(), |t| format!("{:.3}", t.as_secs_f64() * 1e6));
             println!(
-                "{n:>7} contractions: {name:<18} {:8.3} us/contraction",
-                t.as_secs_f64() * 1e6
+                "{n:>7} contractions: {name:<18} wall {:8.3} us/contraction, cpu {cpu:>8} us/contraction",
+                c.wall.as_secs_f64() * 1e6
             );
         }
     }
