@@ -61,10 +61,12 @@ impl<'r, B: Backend> Bound<'r, B> {
             .map(|(_, handle, first)| (handle, first, first + self.layout.elems()))
     }
 
-    /// Whether `op` lies entirely inside the object.
+    /// Whether `op` lies entirely inside the object (and starts inside it, even when it spans
+    /// nothing, so that an empty operand at the end of one object is not taken for another's).
     fn holds(&self, op: &Operand, end: usize, arena: Option<&B::Buffer>) -> bool {
         let inside = |handle: u64, first: usize, elems: usize| {
-            handle == op.handle && first <= op.start && end <= first.saturating_add(elems)
+            let last = first.saturating_add(elems);
+            handle == op.handle && first <= op.start && op.start < last && end <= last
         };
         if let Some((_, handle, first)) = self.whole {
             return inside(handle, first, self.layout.elems());
@@ -272,6 +274,7 @@ impl<'r, B: Backend> Launch<'r, B> {
                 let r = pick(it);
                 r.buffer.handle() == handle
                     && r.offset >= lo
+                    && r.offset < hi
                     && r.offset.checked_add(elems).is_some_and(|end| end <= hi)
             })
     }
