@@ -129,6 +129,31 @@ impl FromStr for Alloc {
     }
 }
 
+/// Prefetch and asynchronous write-back ([`Config::prefetch`]): beyond the paper, because the
+/// queue is known in advance (`Runtime::set_future`).
+///
+/// After every launch the runtime looks `window` object uses ahead in the announced future
+/// and brings in, on a copy stream of its own, the host-valid objects those uses will read,
+/// while the launches already queued compute. It never exceeds the budget, and it evicts only
+/// objects whose next use comes later than the next use of the object it brings in ("do no
+/// harm"); when the policy's victim is needed sooner, prefetching stops until the next launch.
+/// With prefetch on, evicting a device-only object copies it back asynchronously on the copy
+/// stream: its block moves on with the copy's event (whoever reuses it waits for it), and the
+/// object's host copy lands when something needs it. See `docs/prefetch.md`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct Prefetch {
+    /// How far to look ahead, in object uses (each launch's objects, in access order, as
+    /// `Runtime::set_future` lists them; a meson contraction is three). At least 1.
+    pub window: usize,
+}
+
+impl Prefetch {
+    /// Prefetch `window` object uses ahead.
+    pub fn new(window: usize) -> Self {
+        Prefetch { window }
+    }
+}
+
 /// How a [`Runtime`](crate::Runtime) manages device memory.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Config {
@@ -173,6 +198,11 @@ pub struct Config {
     /// every object's memory is sub-allocated (best fit, neighbours coalesced on release), so
     /// that the driver is never called again. Not with managed memory.
     pub arena: bool,
+    /// Prefetch of the known future's inputs on a copy stream, and asynchronous write-back of
+    /// evicted device-only objects ([`Prefetch`]). `None` (every mode's default): objects are
+    /// fetched on demand and written back synchronously, as in the paper. Not with managed
+    /// memory.
+    pub prefetch: Option<Prefetch>,
 }
 
 impl Default for Config {
@@ -212,7 +242,15 @@ impl Config {
             handover: mode == Mode::Optimal,
             reuse_tolerance_percent: 0,
             arena: false,
+            prefetch: None,
         }
+    }
+
+    /// The same configuration with prefetch (and asynchronous write-back) `window` object uses
+    /// ahead, or without (`None`).
+    pub fn with_prefetch(mut self, window: Option<usize>) -> Self {
+        self.prefetch = window.map(Prefetch::new);
+        self
     }
 
     /// The same configuration getting its memory as `alloc` says.
@@ -270,6 +308,17 @@ impl Config {
         if self.managed && self.arena {
             return Err(Error::InvalidConfig(
                 "managed memory is not sub-allocated: the arena needs managed memory off".into(),
+            ));
+        }
+        if self.managed && self.prefetch.is_some() {
+            return Err(Error::InvalidConfig(
+                "managed memory is migrated by the driver: prefetch needs managed memory off"
+                    .into(),
+            ));
+        }
+        if self.prefetch.is_some_and(|p| p.window == 0) {
+            return Err(Error::InvalidConfig(
+                "a prefetch window must be at least one object use".into(),
             ));
         }
         if self.reuse_tolerance_percent > 100 {
@@ -331,6 +380,16 @@ mod tests {
             ..Config::default()
         };
         assert!(loose.validate().is_err());
+        assert!(Config::default().with_prefetch(Some(0)).validate().is_err());
+        assert!(Config::default().with_prefetch(Some(3)).validate().is_ok());
+        let managed = Config::for_mode(Mode::Unified).with_prefetch(Some(3));
+        assert!(matches!(managed.validate(), Err(Error::InvalidConfig(_))));
+        assert!(
+            Mode::ALL
+                .iter()
+                .chain([&Mode::Unified])
+                .all(|&m| Config::for_mode(m).prefetch.is_none())
+        );
     }
 
     #[test]

@@ -66,12 +66,13 @@ pub mod error;
 mod free_pool;
 mod hazards;
 pub mod lifecycle;
+mod lookahead;
 pub mod object;
 pub mod runtime;
 pub mod stats;
 
 pub use backend::{Backend, DeviceMemory, Location, MemInfo};
-pub use config::{Alloc, Config, Mode};
+pub use config::{Alloc, Config, Mode, Prefetch};
 pub use error::{BackendError, BackendOp, Error, Result};
 pub use object::{Access, AccessMode, Layout, ObjectId, ObjectKind, State};
 pub use policy::{EvictionPolicy, PolicyKind};

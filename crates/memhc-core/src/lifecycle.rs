@@ -19,19 +19,22 @@
 //! Rows are transitions, columns the state an object is in before it (`none`: no object yet,
 //! or no longer), cells the state after it; `✗` marks a transition refused from that state.
 //!
-//! | transition        | none        | `Empty`       | `HostValid`   | `Consistent`  | `DeviceDirty`         |
-//! |-------------------|-------------|---------------|---------------|---------------|-----------------------|
-//! | `Registered`      | `HostValid` | ✗             | ✗             | ✗             | ✗                     |
-//! | `Created`         | `Empty`     | ✗             | ✗             | ✗             | ✗                     |
-//! | `CopiedIn`        | ✗           | ✗             | `Consistent`  | ✗             | ✗                     |
-//! | `WrittenOnDevice` | ✗           | `DeviceDirty` | `DeviceDirty` | `DeviceDirty` | `DeviceDirty`         |
-//! | `Synced`          | ✗           | ✗             | ✗             | ✗             | `Consistent`          |
-//! | `WrittenBack`     | ✗           | ✗             | ✗             | ✗             | `Consistent`          |
-//! | `Evicted`         | ✗           | ✗             | ✗             | `HostValid`   | ✗                     |
-//! | `Uncached`        | ✗           | ✗             | ✗             | `HostValid`   | ✗                     |
-//! | `RolledBack`      | ✗           | ✗             | ✗             | ✗             | `HostValid` / `Empty` |
-//! | `HostWritten`     | ✗           | `HostValid`   | `HostValid`   | `HostValid`   | `HostValid`           |
-//! | `Released`        | ✗           | none          | none          | none          | none                  |
+//! | transition        | none        | `Empty`       | `HostValid`   | `Consistent`  | `DeviceDirty`         | `WritingBack` |
+//! |-------------------|-------------|---------------|---------------|---------------|-----------------------|---------------|
+//! | `Registered`      | `HostValid` | ✗             | ✗             | ✗             | ✗                     | ✗             |
+//! | `Created`         | `Empty`     | ✗             | ✗             | ✗             | ✗                     | ✗             |
+//! | `CopiedIn`        | ✗           | ✗             | `Consistent`  | ✗             | ✗                     | ✗             |
+//! | `Prefetched`      | ✗           | ✗             | `Consistent`  | ✗             | ✗                     | ✗             |
+//! | `WrittenOnDevice` | ✗           | `DeviceDirty` | `DeviceDirty` | `DeviceDirty` | `DeviceDirty`         | ✗             |
+//! | `Synced`          | ✗           | ✗             | ✗             | ✗             | `Consistent`          | ✗             |
+//! | `WrittenBack`     | ✗           | ✗             | ✗             | ✗             | `Consistent`          | ✗             |
+//! | `WriteBackIssued` | ✗           | ✗             | ✗             | ✗             | `WritingBack`         | ✗             |
+//! | `WriteBackLanded` | ✗           | ✗             | ✗             | ✗             | ✗                     | `HostValid`   |
+//! | `Evicted`         | ✗           | ✗             | ✗             | `HostValid`   | ✗                     | ✗             |
+//! | `Uncached`        | ✗           | ✗             | ✗             | `HostValid`   | ✗                     | ✗             |
+//! | `RolledBack`      | ✗           | ✗             | ✗             | ✗             | `HostValid` / `Empty` | ✗             |
+//! | `HostWritten`     | ✗           | `HostValid`   | `HostValid`   | `HostValid`   | `HostValid`           | `HostValid`   |
+//! | `Released`        | ✗           | none          | none          | none          | none                  | none          |
 //!
 //! Where each happens in the runtime:
 //!
@@ -39,6 +42,9 @@
 //!   [`Runtime::create`](crate::Runtime::create) (a GPU-only object, no value yet).
 //! * `CopiedIn`: a launch that reads a non-resident object copies its host copy into new device
 //!   buffers (with managed memory: the host writes it in place).
+//! * `Prefetched`: as `CopiedIn`, but ahead of the launch that will read the object, on the
+//!   runtime's copy stream ([`Config::prefetch`](crate::Config::prefetch)); that launch waits
+//!   for the copy's event.
 //! * `WrittenOnDevice`: a launch declares it writes the object; the host copy, now stale, leaves
 //!   the state and is kept aside to undo the launch if it fails. Legal from every state: a
 //!   write-only access needs no previous value, and the object is resident by then.
@@ -46,6 +52,14 @@
 //!   off, the eager copy back after a launch: the device copy is read into a new host copy.
 //! * `WrittenBack`: the same copy, forced by eviction of a device-only object (counted in
 //!   [`Stats::writebacks`](crate::Stats::writebacks)); `Evicted` then follows.
+//! * `WriteBackIssued`: with prefetch on, eviction of a device-only object copies it back
+//!   asynchronously on the copy stream (counted in [`Stats::writebacks`](crate::Stats::writebacks)
+//!   and [`Stats::evictions`](crate::Stats::evictions), and in
+//!   [`Stats::async_writebacks`](crate::Stats::async_writebacks)): the device copy is gone
+//!   and the host copy is on its way (`WritingBack`).
+//! * `WriteBackLanded`: an asynchronous write-back has completed and its data became the host
+//!   copy; taken when something needs the value (a launch, a read, a prefetch), after waiting
+//!   for the copy.
 //! * `Evicted`: the device copy of a consistent object is dropped to make room (counted in
 //!   [`Stats::evictions`](crate::Stats::evictions)). A `DeviceDirty` object must be written back
 //!   first: evicting it would lose its only copy.
@@ -71,12 +85,18 @@ pub enum Transition {
     Created,
     /// The host copy is copied into new device buffers.
     CopiedIn,
+    /// The host copy is copied into new device buffers ahead of its use, on the copy stream.
+    Prefetched,
     /// A launch writes the device copy: the host copy becomes stale.
     WrittenOnDevice,
     /// The device copy is copied to the host on demand (or eagerly after a launch).
     Synced,
     /// The device copy is copied to the host because eviction forces it.
     WrittenBack,
+    /// A device-only object is evicted with its write-back in flight on the copy stream.
+    WriteBackIssued,
+    /// An asynchronous write-back completed: its data is the host copy.
+    WriteBackLanded,
     /// The device copy of a consistent object is dropped to make room.
     Evicted,
     /// The device copy of a consistent object is dropped after a launch (no dedup).
@@ -90,12 +110,13 @@ pub enum Transition {
 }
 
 /// Every state slot of the table: `None` (no object) first, then every [`State`].
-const SLOTS: [Option<State>; 5] = [
+const SLOTS: [Option<State>; 6] = [
     None,
     Some(State::Empty),
     Some(State::HostValid),
     Some(State::Consistent),
     Some(State::DeviceDirty),
+    Some(State::WritingBack),
 ];
 
 /// The position of a state slot in [`SLOTS`].
@@ -106,18 +127,22 @@ fn slot(state: Option<State>) -> usize {
         Some(State::HostValid) => 2,
         Some(State::Consistent) => 3,
         Some(State::DeviceDirty) => 4,
+        Some(State::WritingBack) => 5,
     }
 }
 
 impl Transition {
     /// Every transition, in the order of the table.
-    pub const ALL: [Transition; 11] = [
+    pub const ALL: [Transition; 14] = [
         Transition::Registered,
         Transition::Created,
         Transition::CopiedIn,
+        Transition::Prefetched,
         Transition::WrittenOnDevice,
         Transition::Synced,
         Transition::WrittenBack,
+        Transition::WriteBackIssued,
+        Transition::WriteBackLanded,
         Transition::Evicted,
         Transition::Uncached,
         Transition::RolledBack,
@@ -128,12 +153,17 @@ impl Transition {
     /// The states this transition can lead to from `from` (`None`: no object), as the table
     /// says; empty when the transition is illegal from `from`.
     pub fn targets(self, from: Option<State>) -> &'static [Option<State>] {
-        use State::{Consistent, DeviceDirty, Empty, HostValid};
+        use State::{Consistent, DeviceDirty, Empty, HostValid, WritingBack};
         match (self, from) {
             (Transition::Registered, None) => &[Some(HostValid)],
             (Transition::Created, None) => &[Some(Empty)],
-            (Transition::CopiedIn, Some(HostValid)) => &[Some(Consistent)],
+            (Transition::CopiedIn | Transition::Prefetched, Some(HostValid)) => {
+                &[Some(Consistent)]
+            }
+            (Transition::WrittenOnDevice, Some(WritingBack)) => &[],
             (Transition::WrittenOnDevice, Some(_)) => &[Some(DeviceDirty)],
+            (Transition::WriteBackIssued, Some(DeviceDirty)) => &[Some(WritingBack)],
+            (Transition::WriteBackLanded, Some(WritingBack)) => &[Some(HostValid)],
             (Transition::Synced | Transition::WrittenBack, Some(DeviceDirty)) => {
                 &[Some(Consistent)]
             }
@@ -245,6 +275,8 @@ pub(crate) enum Lifecycle {
     Consistent(Vec<Complex64>),
     /// Resident, and the device copy is the only valid one.
     DeviceDirty,
+    /// Not resident; an asynchronous write-back is bringing the value to the host.
+    WritingBack,
 }
 
 impl Lifecycle {
@@ -267,6 +299,7 @@ impl Lifecycle {
             Lifecycle::HostValid(_) => State::HostValid,
             Lifecycle::Consistent(_) => State::Consistent,
             Lifecycle::DeviceDirty => State::DeviceDirty,
+            Lifecycle::WritingBack => State::WritingBack,
         }
     }
 
@@ -274,7 +307,7 @@ impl Lifecycle {
     pub(crate) fn host(&self) -> Option<&[Complex64]> {
         match self {
             Lifecycle::HostValid(h) | Lifecycle::Consistent(h) => Some(h),
-            Lifecycle::Empty | Lifecycle::DeviceDirty => None,
+            Lifecycle::Empty | Lifecycle::DeviceDirty | Lifecycle::WritingBack => None,
         }
     }
 
@@ -319,7 +352,40 @@ impl Lifecycle {
         })
     }
 
-    /// `WrittenOnDevice` (from any state): the device copy becomes the only valid one. Returns
+    /// `Prefetched` (from `HostValid`): as `CopiedIn`, ahead of the use, on the copy stream.
+    pub(crate) fn prefetched(&mut self, log: &mut TransitionLog) -> Result<(), IllegalTransition> {
+        self.step(Transition::Prefetched, log, |s| match s {
+            Lifecycle::HostValid(h) => Ok((Lifecycle::Consistent(h), ())),
+            other => Err(other),
+        })
+    }
+
+    /// `WriteBackIssued` (from `DeviceDirty`): the device copy leaves with its write-back in
+    /// flight.
+    pub(crate) fn write_back_issued(
+        &mut self,
+        log: &mut TransitionLog,
+    ) -> Result<(), IllegalTransition> {
+        self.step(Transition::WriteBackIssued, log, |s| match s {
+            Lifecycle::DeviceDirty => Ok((Lifecycle::WritingBack, ())),
+            other => Err(other),
+        })
+    }
+
+    /// `WriteBackLanded` (from `WritingBack`): `host`, the completed write-back's data, is the
+    /// host copy.
+    pub(crate) fn write_back_landed(
+        &mut self,
+        host: Vec<Complex64>,
+        log: &mut TransitionLog,
+    ) -> Result<(), IllegalTransition> {
+        self.step(Transition::WriteBackLanded, log, |s| match s {
+            Lifecycle::WritingBack => Ok((Lifecycle::HostValid(host), ())),
+            other => Err(other),
+        })
+    }
+
+    /// `WrittenOnDevice` (from any state but `WritingBack`): the device copy becomes the only valid one. Returns
     /// the host copy it held, if any (the value a failed launch rolls back to).
     pub(crate) fn written_on_device(
         &mut self,
@@ -330,6 +396,7 @@ impl Lifecycle {
                 Ok((Lifecycle::DeviceDirty, Some(h)))
             }
             Lifecycle::Empty | Lifecycle::DeviceDirty => Ok((Lifecycle::DeviceDirty, None)),
+            other @ Lifecycle::WritingBack => Err(other),
         })
     }
 
@@ -430,14 +497,16 @@ mod tests {
             State::HostValid => Lifecycle::HostValid(host),
             State::Consistent => Lifecycle::Consistent(host),
             State::DeviceDirty => Lifecycle::DeviceDirty,
+            State::WritingBack => Lifecycle::WritingBack,
         }
     }
 
-    const STATES: [State; 4] = [
+    const STATES: [State; 5] = [
         State::Empty,
         State::HostValid,
         State::Consistent,
         State::DeviceDirty,
+        State::WritingBack,
     ];
 
     /// Applies a transition on an existing object (`Registered` and `Created` make one, so
@@ -453,6 +522,9 @@ mod tests {
         let r = match t {
             Transition::Registered | Transition::Created => return None,
             Transition::CopiedIn => l.copied_in(log),
+            Transition::Prefetched => l.prefetched(log),
+            Transition::WriteBackIssued => l.write_back_issued(log),
+            Transition::WriteBackLanded => l.write_back_landed(data(), log),
             Transition::WrittenOnDevice => l.written_on_device(log).map(|_| ()),
             Transition::Synced => l.synced(data(), log),
             Transition::WrittenBack => l.written_back(data(), log),
@@ -508,17 +580,33 @@ mod tests {
 
     #[test]
     fn each_illegal_transition_is_refused() {
-        use State::{Consistent, DeviceDirty, Empty, HostValid};
+        use State::{Consistent, DeviceDirty, Empty, HostValid, WritingBack};
         let illegal = [
             (
                 Transition::CopiedIn,
-                [Empty, Consistent, DeviceDirty].as_slice(),
+                [Empty, Consistent, DeviceDirty, WritingBack].as_slice(),
             ),
-            (Transition::Synced, &[Empty, HostValid, Consistent]),
-            (Transition::WrittenBack, &[Empty, HostValid, Consistent]),
-            (Transition::Evicted, &[Empty, HostValid, DeviceDirty]),
-            (Transition::Uncached, &[Empty, HostValid, DeviceDirty]),
-            (Transition::RolledBack, &[Empty, HostValid, Consistent]),
+            (
+                Transition::Prefetched,
+                &[Empty, Consistent, DeviceDirty, WritingBack],
+            ),
+            (Transition::WrittenOnDevice, &[WritingBack]),
+            (Transition::Synced, &[Empty, HostValid, Consistent, WritingBack]),
+            (
+                Transition::WrittenBack,
+                &[Empty, HostValid, Consistent, WritingBack],
+            ),
+            (
+                Transition::WriteBackIssued,
+                &[Empty, HostValid, Consistent, WritingBack],
+            ),
+            (
+                Transition::WriteBackLanded,
+                &[Empty, HostValid, Consistent, DeviceDirty],
+            ),
+            (Transition::Evicted, &[Empty, HostValid, DeviceDirty, WritingBack]),
+            (Transition::Uncached, &[Empty, HostValid, DeviceDirty, WritingBack]),
+            (Transition::RolledBack, &[Empty, HostValid, Consistent, WritingBack]),
         ];
         let mut refusals = 0;
         for (t, froms) in illegal {
@@ -588,6 +676,7 @@ mod tests {
                 "HostValid" => Some(State::HostValid),
                 "Consistent" => Some(State::Consistent),
                 "DeviceDirty" => Some(State::DeviceDirty),
+                "WritingBack" => Some(State::WritingBack),
                 other => panic!("unknown state {other:?} in the table"),
             })
             .collect()

@@ -27,6 +27,7 @@ pub enum ObjectKind {
 /// | `HostValid`   | valid     | none        |
 /// | `Consistent`  | valid     | valid       |
 /// | `DeviceDirty` | none      | valid       |
+/// | `WritingBack` | arriving  | none        |
 ///
 /// An object moves between states only through the named transitions of
 /// [`lifecycle`](crate::lifecycle), whose module documentation has the transition table; this
@@ -41,6 +42,10 @@ pub enum State {
     Consistent,
     /// Resident, and the device copy is the only valid one.
     DeviceDirty,
+    /// Not resident: the object was evicted while device-only, and its asynchronous write-back
+    /// (prefetch on, [`Config::prefetch`](crate::Config::prefetch)) is bringing its value to the
+    /// host. Any use of the value waits for that copy, which then becomes the host copy.
+    WritingBack,
 }
 
 impl State {
@@ -58,6 +63,15 @@ impl State {
     pub fn has_value(self) -> bool {
         self != State::Empty
     }
+
+    /// Every state, in the order of the lifecycle table.
+    pub const ALL: [State; 5] = [
+        State::Empty,
+        State::HostValid,
+        State::Consistent,
+        State::DeviceDirty,
+        State::WritingBack,
+    ];
 }
 
 /// Shape of an object: `components` components of `component_elems` complex-f64 elements each.

@@ -47,6 +47,20 @@ pub struct Stats {
     /// Arena mode: launches that had to put their own objects back and start over because
     /// they had split the arena (see [`Error::Fragmented`](crate::Error::Fragmented)).
     pub arena_restarts: u64,
+    /// Prefetch on: objects brought in ahead of their use on the copy stream (each one a
+    /// host-to-device copy that no launch waited to start; not counted as misses).
+    pub prefetches: u64,
+    /// Prefetch on: uses that found their object resident because a prefetch brought it in
+    /// (counted as hits too).
+    pub prefetch_hits: u64,
+    /// Prefetch on: prefetched objects that left the device (evicted, released, overwritten
+    /// from the host) before any launch used them.
+    pub prefetch_wasted: u64,
+    /// Prefetch on: bytes brought in by prefetches (part of `h2d_bytes`).
+    pub prefetch_bytes: u64,
+    /// Prefetch on: write-backs issued asynchronously on the copy stream (part of
+    /// `writebacks`).
+    pub async_writebacks: u64,
     /// Bytes copied host to device.
     pub h2d_bytes: u64,
     /// Bytes copied device to host.

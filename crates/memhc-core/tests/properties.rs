@@ -105,7 +105,7 @@ proptest! {
 }
 
 /// The generator keeps the property test honest: its programs really launch contractions,
-/// evict, write back and hit (a change that made them trivial would fail here).
+/// evict, write back, hit and prefetch (a change that made them trivial would fail here).
 #[test]
 fn programs_exercise_eviction_and_write_back() {
     use proptest::strategy::ValueTree;
@@ -113,7 +113,8 @@ fn programs_exercise_eviction_and_write_back() {
     let mut runner = TestRunner::deterministic();
     let (mut launches, mut evictions, mut writebacks, mut hits) = (0, 0, 0, 0);
     let (mut handovers, mut arena, mut restarts, mut slack) = (0, 0, 0, 0);
-    for _ in 0..50 {
+    let (mut prefetches, mut prefetch_hits, mut async_writebacks) = (0, 0, 0);
+    for _ in 0..80 {
         let config = config().new_tree(&mut runner).unwrap().current();
         let steps = program(80).new_tree(&mut runner).unwrap().current();
         let (actions, uses) = resolve(&steps);
@@ -139,7 +140,15 @@ fn programs_exercise_eviction_and_write_back() {
         arena += s.arena_allocations;
         restarts += s.arena_restarts;
         slack += s.pool_slack_bytes;
+        prefetches += s.prefetches;
+        prefetch_hits += s.prefetch_hits;
+        async_writebacks += s.async_writebacks;
     }
+    assert!(
+        prefetches > 50 && prefetch_hits > 30 && async_writebacks > 10,
+        "{prefetches} prefetches, {prefetch_hits} prefetch hits, {async_writebacks} asynchronous \
+         write-backs"
+    );
     assert!(
         handovers > 20 && arena > 100 && restarts > 0 && slack > 0,
         "{handovers} handovers, {arena} arena allocations, {restarts} restarts, {slack} slack bytes"

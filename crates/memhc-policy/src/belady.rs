@@ -111,6 +111,11 @@ impl EvictionPolicy for Belady {
         self.reposition(id);
     }
 
+    fn on_prefetch(&mut self, id: ObjectId) {
+        // Resident ahead of its next use, which stays its key.
+        self.reposition(id);
+    }
+
     fn on_evict(&mut self, id: ObjectId) {
         self.forget(id);
     }

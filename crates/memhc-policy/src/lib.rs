@@ -11,6 +11,7 @@
 //! |------|------|
 //! | [`on_insert`](EvictionPolicy::on_insert) | an object became resident (a miss) |
 //! | [`on_hit`](EvictionPolicy::on_hit) | a resident object was used again (a hit) |
+//! | [`on_prefetch`](EvictionPolicy::on_prefetch) | an object became resident ahead of its use (a prefetch; its use comes later as a hit) |
 //! | [`choose_victim`](EvictionPolicy::choose_victim) | memory is short: pick an evictable resident object |
 //! | [`on_evict`](EvictionPolicy::on_evict) | the object just chosen has left the device |
 //! | [`on_remove`](EvictionPolicy::on_remove) | a resident object left for another reason (released, overwritten on the host, dropped after use when caching is off) |
@@ -73,6 +74,14 @@ pub trait EvictionPolicy: Send + fmt::Debug {
 
     /// `id` was resident and was used again.
     fn on_hit(&mut self, id: ObjectId);
+
+    /// `id` became resident ahead of its next use (a prefetch): unlike
+    /// [`on_insert`](EvictionPolicy::on_insert), no use of the future is consumed; the use
+    /// itself comes later, as [`on_hit`](EvictionPolicy::on_hit). The provided version treats
+    /// it as an insertion.
+    fn on_prefetch(&mut self, id: ObjectId) {
+        self.on_insert(id);
+    }
 
     /// `id`, returned by the last `choose_victim`, has been evicted.
     fn on_evict(&mut self, id: ObjectId);

@@ -33,7 +33,10 @@ impl<B: Backend> Runtime<B> {
     /// * every pooled block is filed under its own size;
     /// * the policy tracks exactly the resident objects;
     /// * no object is left pinned outside a launch;
-    /// * with managed memory, nothing is pooled and nothing was ever evicted.
+    /// * with managed memory, nothing is pooled and nothing was ever evicted;
+    /// * every prefetched object not yet used is resident and consistent, and only with
+    ///   prefetch on, which adds exactly one (copy) stream;
+    /// * exactly the `WritingBack` objects have a write-back in flight, and none is resident.
     pub fn audit(&self) -> Result<(), AuditError> {
         let mut bad = Vec::new();
 
@@ -201,6 +204,9 @@ impl<B: Backend> Runtime<B> {
                 self.pinned.len()
             ));
         }
+
+        self.audit_prefetch(&mut bad);
+        self.audit_write_backs(&mut bad);
 
         if self.config.managed {
             if !self.pool.is_empty() {

@@ -70,6 +70,9 @@ impl<B: Backend> Runtime<B> {
             Err(_) => self.after_failure(&mut undo),
         };
         let dropped = self.drop_uncached(accesses);
+        if outcome.is_ok() {
+            self.prefetch_ahead();
+        }
         undo.clear();
         acquired.clear();
         self.scratch = Scratch { undo, acquired };
@@ -78,10 +81,10 @@ impl<B: Backend> Runtime<B> {
 
     /// Validates a launch before it changes anything.
     fn check_launch(&self, stream: usize, accesses: &[Access]) -> Result<()> {
-        if stream >= self.streams.len() {
+        if stream >= self.config.streams {
             return Err(Error::NoSuchStream {
                 stream,
-                streams: self.streams.len(),
+                streams: self.config.streams,
             });
         }
         let mut needed = 0usize;
@@ -174,6 +177,7 @@ impl<B: Backend> Runtime<B> {
     /// on the stream (a managed copy-in is the host's, complete on return).
     fn acquire(&mut self, stream: usize, access: Access) -> Result<bool> {
         let id = access.object;
+        self.note_use(id)?;
         if self.cache.contains(id) {
             self.counters.hits += 1;
             self.policy.on_hit(id);
@@ -231,7 +235,7 @@ impl<B: Backend> Runtime<B> {
     }
 
     /// Queues the copy of an object's host values into its new device buffers.
-    fn copy_in(&self, stream: usize, id: ObjectId, r: &Resident<B>) -> Result<()> {
+    pub(super) fn copy_in(&self, stream: usize, id: ObjectId, r: &Resident<B>) -> Result<()> {
         let e = self.entry(id)?;
         let host = e.life.host().ok_or(Error::Uninitialized(id))?;
         let s = &self.streams[stream];

@@ -81,7 +81,7 @@ impl<B: Backend> Runtime<B> {
     /// A new block of `bytes` if there is room for one: a range of the arena, or a driver
     /// allocation within the budget. `None` when there is none (the arena has no free piece
     /// that large, the budget is spent, or the device is out of memory).
-    fn new_block(&mut self, bytes: usize) -> Result<Option<Block<B>>> {
+    pub(super) fn new_block(&mut self, bytes: usize) -> Result<Option<Block<B>>> {
         if let Some(arena) = &mut self.arena {
             let Some((offset, size)) = arena.space.alloc(bytes) else {
                 return Ok(None);
@@ -157,7 +157,7 @@ impl<B: Backend> Runtime<B> {
     }
 
     /// Asks the policy for a victim and checks its answer.
-    fn choose_victim(&mut self) -> Result<Option<ObjectId>> {
+    pub(super) fn choose_victim(&mut self) -> Result<Option<ObjectId>> {
         let view = View {
             cache: &self.cache,
             pinned: &self.pinned,
@@ -176,7 +176,7 @@ impl<B: Backend> Runtime<B> {
     /// Evicts `victim` to make room for a request of `bytes` (at most `limit` bytes may serve
     /// it). With handover on, a block of the victim that fits is returned for the request and
     /// the others are freed; otherwise all are freed and `None` is returned.
-    fn evict_for(
+    pub(super) fn evict_for(
         &mut self,
         victim: ObjectId,
         stream: usize,
@@ -190,39 +190,61 @@ impl<B: Backend> Runtime<B> {
             false => None,
         };
         let Some(i) = handed else {
+            self.settle_async(&r)?;
             self.free_blocks(r.blocks)?;
             return Ok(None);
         };
         let block = r.blocks.swap_remove(i);
-        if let Err(e) = self.free_blocks(r.blocks) {
+        if let Err(e) = self.settle_async(&r).and_then(|()| self.free_blocks(r.blocks)) {
             // The request fails; the block it would have had goes too.
             let _ = self.free_blocks(vec![block]);
             return Err(e);
         }
         self.counters.handovers += 1;
         self.counters.pool_slack_bytes += (block.bytes() - bytes) as u64;
-        // The eviction waited for the victim's work: its uses are complete.
+        // The victim's uses (and an asynchronous write-back) go with the block: its new user
+        // waits for them.
         Ok(Some((block, r.hazards)))
     }
 
     /// Evicts a resident object and frees its blocks.
     pub(super) fn evict(&mut self, id: ObjectId, stream: usize) -> Result<()> {
         let r = self.evict_resident(id, stream)?;
+        self.settle_async(&r)?;
         self.free_blocks(r.blocks)
+    }
+
+    /// With asynchronous write-back (prefetch on), an evicted copy's uses are not waited for by
+    /// the eviction: wait for them before its blocks are freed.
+    fn settle_async(&self, r: &Resident<B>) -> Result<()> {
+        if self.config.prefetch.is_some() {
+            r.hazards.settle(&self.backend)?;
+        }
+        Ok(())
     }
 
     /// Evicts a resident object: writes it back first if the device copy is the only valid
     /// one (`WrittenBack`), waits for its in-flight work, and takes it out of the element cache
     /// (`Evicted`). Returns its device copy, whose blocks the caller frees or hands over. If
     /// the write-back fails, the object stays resident and dirty.
+    ///
+    /// With prefetch on, the write-back is queued on the copy stream instead
+    /// (`WriteBackIssued`, `writeback.rs`) and nothing is waited for: the device copy's hazards
+    /// carry the victim's uses and the copy.
     fn evict_resident(&mut self, id: ObjectId, stream: usize) -> Result<Resident<B>> {
+        let async_copy = self.copy_stream();
         if self.entry(id)?.life.kind() == State::DeviceDirty {
+            if let Some(copy) = async_copy {
+                return self.evict_async(id, copy);
+            }
             let host = self.read_back(id, stream)?;
             let (life, log) = self.life_mut(id)?;
             life.written_back(host, log)?;
             self.counters.writebacks += 1;
         }
-        if let Some(r) = self.cache.get(id) {
+        if let Some(r) = self.cache.get(id)
+            && async_copy.is_none()
+        {
             r.hazards.settle(&self.backend)?;
         }
         // Refused (the object is not consistent), the eviction changes nothing.
@@ -234,6 +256,7 @@ impl<B: Backend> Runtime<B> {
             )));
         };
         self.policy.on_evict(id);
+        self.forget_prefetch(id);
         self.counters.evictions += 1;
         Ok(r)
     }
@@ -278,6 +301,8 @@ impl<B: Backend> Runtime<B> {
     /// are freed). Callers take the object's transition (`HostWritten`, `Released`,
     /// `RolledBack`, `Uncached`).
     pub(super) fn drop_device_copy(&mut self, id: ObjectId) -> Result<()> {
+        self.forget_prefetch(id);
+        self.discard_write_back(id);
         match self.cache.remove(id) {
             Some(r) => {
                 self.policy.on_remove(id);

@@ -18,6 +18,10 @@
 //! * **on-demand sync**: an object written on the device is copied to the host only when the
 //!   caller reads it ([`Runtime::read`]) or eviction forces it;
 //! * **release** ([`Runtime::release`]) moves the buffers to the free pool (or frees them);
+//! * **prefetch** ([`Config::prefetch`]): after each launch, the objects the next uses of the
+//!   announced future read are brought in on a copy stream, within the budget and evicting
+//!   only what is needed later (`prefetch.rs`); evicted device-only objects are then written
+//!   back asynchronously on that stream (`writeback.rs`);
 //! * **unified memory** ([`Config::managed`]): objects in managed memory, never evicted,
 //!   written and read in place by the host and prefetched to the device by every launch
 //!   (`managed.rs`);
@@ -35,7 +39,9 @@ mod audit;
 mod launch;
 mod managed;
 mod memory;
+mod prefetch;
 mod work;
+mod writeback;
 
 use num_complex::Complex64;
 
@@ -48,8 +54,9 @@ use crate::element_cache::ElementCache;
 use crate::error::{Error, Result};
 use crate::free_pool::FreePool;
 use crate::lifecycle::{Lifecycle, TransitionLog};
+use crate::lookahead::Lookahead;
 use crate::object::{Layout, ObjectId, ObjectKind, State};
-use crate::policy::{EvictionPolicy, IdMap};
+use crate::policy::{EvictionPolicy, IdMap, IdSet};
 use crate::stats::{ArenaUsage, Stats};
 
 pub use audit::AuditError;
@@ -79,11 +86,17 @@ struct CacheCounters {
     fragmentation_evictions: u64,
     arena_stranded_bytes: u64,
     arena_restarts: u64,
+    prefetches: u64,
+    prefetch_hits: u64,
+    prefetch_wasted: u64,
+    prefetch_bytes: u64,
+    async_writebacks: u64,
 }
 
 /// The MemHC runtime on backend `B`. See the [module documentation](self).
 pub struct Runtime<B: Backend> {
     backend: Instrumented<B>,
+    /// The launch streams, then (prefetch on) the copy stream.
     streams: Vec<B::Stream>,
     config: Config,
     budget: usize,
@@ -104,6 +117,17 @@ pub struct Runtime<B: Backend> {
     next_id: u64,
     /// Lists launches reuse.
     scratch: Scratch,
+    /// Prefetch on: the announced future and how far the run has come.
+    lookahead: Lookahead,
+    /// Prefetch on: objects a prefetch brought in that no launch has used yet.
+    prefetched: IdSet,
+    /// Prefetch on: the list of uses to prefetch, reused from launch to launch.
+    scratch_prefetch: Vec<(u64, ObjectId)>,
+    /// Write-backs in flight, by object (`WritingBack`).
+    pending: IdMap<writeback::Pending<B>>,
+    /// Write-backs no longer needed whose completion could not be confirmed: their host memory
+    /// is kept until the runtime is dropped.
+    orphans: Vec<writeback::Pending<B>>,
 }
 
 impl<B: Backend> std::fmt::Debug for Runtime<B> {
@@ -136,7 +160,9 @@ impl<B: Backend> Runtime<B> {
             Some(b) => b,
             None => backend.mem_info()?.free,
         };
-        let streams = (0..config.streams)
+        // Prefetch on: one more stream, for copies.
+        let count = config.streams + usize::from(config.prefetch.is_some());
+        let streams = (0..count)
             .map(|_| backend.create_stream())
             .collect::<std::result::Result<Vec<_>, _>>()?;
         let arena = if config.arena {
@@ -163,6 +189,11 @@ impl<B: Backend> Runtime<B> {
             transitions: TransitionLog::default(),
             next_id: 0,
             scratch: Scratch::default(),
+            lookahead: Lookahead::default(),
+            prefetched: IdSet::default(),
+            scratch_prefetch: Vec::new(),
+            pending: IdMap::default(),
+            orphans: Vec::new(),
             config,
         })
     }
@@ -182,9 +213,10 @@ impl<B: Backend> Runtime<B> {
         self.backend.inner()
     }
 
-    /// Number of streams launches can use.
+    /// Number of streams launches can use (with prefetch on, the runtime has one more, for
+    /// copies, which launches cannot name).
     pub fn streams(&self) -> usize {
-        self.streams.len()
+        self.config.streams
     }
 
     /// Device bytes held now: resident objects plus pooled blocks (in arena mode, the bytes of
@@ -305,12 +337,16 @@ impl<B: Backend> Runtime<B> {
 
     /// Gives the policy the sequence of object uses to come: each launch's objects, in the
     /// order of its access list, launch after launch. Objects must exist already (create the
-    /// intermediates up front). Only the `belady` policy uses it.
+    /// intermediates up front). The `belady` policy uses it, and prefetch
+    /// ([`Config::prefetch`]).
     pub fn set_future(&mut self, accesses: &[ObjectId]) -> Result<()> {
         if let Some(&bad) = accesses.iter().find(|id| !self.objects.contains_key(id)) {
             return Err(Error::UnknownObject(bad));
         }
         self.policy.set_future(accesses);
+        if self.config.prefetch.is_some() {
+            self.lookahead.set(accesses);
+        }
         Ok(())
     }
 
@@ -320,6 +356,7 @@ impl<B: Backend> Runtime<B> {
         match self.entry(id)?.life.kind() {
             State::Empty => return Err(Error::Uninitialized(id)),
             State::DeviceDirty => self.sync_to_host(id, 0)?,
+            State::WritingBack => self.land(id)?,
             State::HostValid | State::Consistent => {}
         }
         self.entry(id)?.life.host().ok_or(Error::Uninitialized(id))
@@ -378,6 +415,11 @@ impl<B: Backend> Runtime<B> {
             fragmentation_evictions: c.fragmentation_evictions,
             arena_stranded_bytes: c.arena_stranded_bytes,
             arena_restarts: c.arena_restarts,
+            prefetches: c.prefetches,
+            prefetch_hits: c.prefetch_hits,
+            prefetch_wasted: c.prefetch_wasted,
+            prefetch_bytes: c.prefetch_bytes,
+            async_writebacks: c.async_writebacks,
             h2d_bytes: d.h2d_bytes,
             d2h_bytes: d.d2h_bytes,
             h2d_copies: d.h2d_copies,

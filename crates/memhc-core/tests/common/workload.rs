@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use memhc_core::{Complex64, Config, Layout, Mode, ObjectId, PolicyKind};
+use memhc_core::{Complex64, Config, Layout, Mode, ObjectId, PolicyKind, Prefetch};
 use proptest::prelude::*;
 
 use super::{product, random, rng};
@@ -240,7 +240,8 @@ pub fn largest_working_set() -> usize {
 
 /// Device-memory configurations: every policy, every combination of optimisation switches,
 /// one to three streams, and budgets from the largest working set up; driver allocations or
-/// an arena, with and without handover, with exact reuse or a reuse tolerance.
+/// an arena, with and without handover, with exact reuse or a reuse tolerance; with and
+/// without prefetch.
 pub fn config() -> impl Strategy<Value = Config> {
     (
         proptest::sample::select(PolicyKind::ALL.to_vec()),
@@ -250,6 +251,7 @@ pub fn config() -> impl Strategy<Value = Config> {
         any::<u64>(),
         any::<[bool; 2]>(),
         reuse_tolerance(),
+        prefetch(),
     )
         .prop_map(
             |(
@@ -260,6 +262,7 @@ pub fn config() -> impl Strategy<Value = Config> {
                 seed,
                 [handover, arena],
                 tolerance,
+                prefetch,
             )| Config {
                 budget: Some(largest_working_set() + extra * largest_object()),
                 policy,
@@ -273,8 +276,14 @@ pub fn config() -> impl Strategy<Value = Config> {
                 handover,
                 reuse_tolerance_percent: tolerance,
                 arena,
+                prefetch,
             },
         )
+}
+
+/// Prefetch: off (most often), or on with a window of one to nine object uses.
+pub fn prefetch() -> impl Strategy<Value = Option<Prefetch>> {
+    proptest::option::weighted(0.4, (1usize..10).prop_map(Prefetch::new))
 }
 
 /// Reuse tolerances: exact sizes (most often), enough for a 64-byte buffer to serve a 48-byte
