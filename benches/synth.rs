@@ -38,6 +38,7 @@ fn optimal_against_naive(c: &mut Criterion) {
             verify: false,
             alloc: None,
             reuse_tolerance_percent: 0,
+            prefetch: None,
         };
         // Timed: the run itself (vectors, traces, reading the results), as `wall_s` reports it,
         // not the generation of the nodes' random values before it.

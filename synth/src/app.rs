@@ -243,6 +243,7 @@ fn trace(slots: usize, policy: &str, vectors: &[String]) -> Result<()> {
 fn synth(a: &RunArgs) -> Result<()> {
     let (policies, modes) = a.config.parse()?;
     let allocs = a.config.allocs(&modes)?;
+    let prefetches = a.config.prefetches(&modes)?;
     let backend: BackendChoice = a.backend.parse()?;
     backend.check()?;
     let sweeps = a
@@ -318,7 +319,8 @@ fn synth(a: &RunArgs) -> Result<()> {
         prepared.push(Prepared::new(params, oversub, workload, &setup)?);
     }
     refuse_oversubscribed_unified(&modes, &prepared)?;
-    let runs_per_point = (policies.len() * modes.len() * allocs.len() * a.runs) as u64;
+    let runs_per_point =
+        (policies.len() * modes.len() * allocs.len() * prefetches.len() * a.runs) as u64;
     let total: u64 = prepared
         .iter()
         .map(|p| p.workload.vectors.len() as u64)
@@ -338,6 +340,7 @@ fn synth(a: &RunArgs) -> Result<()> {
         bar.set_message("warm-up");
         let spec = RunSpec {
             alloc: allocs.first().copied().flatten(),
+            prefetch: prefetches.first().copied().flatten(),
             ..p.spec(policy, mode, a.config.streams, false)
         };
         run_on(backend, &p.workload, &p.analysis, &spec, &mut |_| {})?;
@@ -350,11 +353,15 @@ fn synth(a: &RunArgs) -> Result<()> {
             .flat_map(|m| allocs.iter().map(move |al| (m, al)))
         {
             let mut lower_bound = None;
-            for &policy in &policies {
+            for (&policy, &prefetch) in policies
+                .iter()
+                .flat_map(|p| prefetches.iter().map(move |pf| (p, pf)))
+            {
                 bar.set_message(format!("{policy}/{mode}"));
                 let spec = RunSpec {
                     alloc,
                     reuse_tolerance_percent: a.config.reuse_tolerance,
+                    prefetch,
                     ..p.spec(policy, mode, a.config.streams, a.verify)
                 };
                 if p.analysis.equal_sizes && lower_bound.is_none() {

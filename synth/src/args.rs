@@ -83,6 +83,11 @@ pub struct ConfigArgs {
     /// it (0: exact sizes, as the paper's free pool).
     #[arg(long, default_value_t = 0)]
     pub reuse_tolerance: u32,
+    /// Prefetch settings, comma separated: `off`, or a lookahead window in object uses (a
+    /// meson contraction is three) for prefetch on a copy stream with asynchronous write-back.
+    /// `off,6` runs each configuration both ways. Default: off.
+    #[arg(long)]
+    pub prefetch: Option<String>,
     /// Oversubscription rate O >= 0: the device budget is peak / (1 + O), where peak is the
     /// most bytes the run holds resident when nothing is evicted. Default 0 (everything fits).
     #[arg(long, conflicts_with = "budget", allow_negative_numbers = true)]
@@ -128,6 +133,38 @@ impl ConfigArgs {
         }
         Ok(allocs)
     }
+}
+
+impl ConfigArgs {
+    /// The prefetch settings of `--prefetch` (`[None]`: off), refusing prefetch in the unified
+    /// mode among `modes`.
+    pub fn prefetches(&self, modes: &[Mode]) -> Result<Vec<Option<usize>>> {
+        let settings = match &self.prefetch {
+            Some(list) => parse_prefetch(list)?,
+            None => vec![None],
+        };
+        if modes.contains(&Mode::Unified) && settings.iter().any(Option::is_some) {
+            return Err(SynthError::Usage(
+                "--prefetch does not apply to --mode unified (managed memory)".into(),
+            ));
+        }
+        Ok(settings)
+    }
+}
+
+/// The prefetch settings of `--prefetch`: `off` or a window of at least 1, comma separated.
+pub fn parse_prefetch(s: &str) -> Result<Vec<Option<usize>>> {
+    s.split(',')
+        .map(|p| match p.trim() {
+            "off" => Ok(None),
+            w => match w.parse::<usize>() {
+                Ok(n) if n > 0 => Ok(Some(n)),
+                _ => Err(SynthError::Usage(format!(
+                    "--prefetch {w}: a window of at least 1 object use, or off"
+                ))),
+            },
+        })
+        .collect()
 }
 
 /// The allocation settings of `--alloc`: a list, or `all`.

@@ -15,6 +15,8 @@ pub struct Record {
     pub alloc: String,
     /// The reuse tolerance in percent (0: exact sizes).
     pub reuse_tolerance_percent: u32,
+    /// Prefetch window in object uses (`None`: prefetch off).
+    pub prefetch: Option<usize>,
     /// Backend (host, cuda, rocm).
     pub backend: String,
     /// `N` (generated workloads; 0 for a workload file).
@@ -61,6 +63,19 @@ pub struct Record {
     pub evictions: u64,
     /// Evicted device-only objects copied back first.
     pub writebacks: u64,
+    /// Objects prefetched on the copy stream.
+    pub prefetches: u64,
+    /// Uses that found their object resident because of a prefetch.
+    pub prefetch_hits: u64,
+    /// Prefetched objects that left the device unused.
+    pub prefetch_wasted: u64,
+    /// Bytes prefetched.
+    pub prefetch_bytes: u64,
+    /// Write-backs issued asynchronously on the copy stream.
+    pub async_writebacks: u64,
+    /// The share of copy time during which a GEMM ran on another stream (backends that time
+    /// their work).
+    pub copy_hidden_share: Option<f64>,
     /// Bytes copied host to device.
     pub h2d_bytes: u64,
     /// Bytes copied device to host.
@@ -96,17 +111,21 @@ impl Record {
     }
 
     /// A label for the record's series in plots: `policy/mode` (`policy/mode/alloc` when the
-    /// allocation setting is not the mode's own).
+    /// allocation setting is not the mode's own), with `/pfW` when prefetching `W` uses ahead.
     pub fn series(&self) -> String {
         let own = if self.mode == "optimal" {
             "handover"
         } else {
             "driver"
         };
-        if self.alloc == own {
+        let base = if self.alloc == own {
             format!("{}/{}", self.policy, self.mode)
         } else {
             format!("{}/{}/{}", self.policy, self.mode, self.alloc)
+        };
+        match self.prefetch {
+            Some(w) => format!("{base}/pf{w}"),
+            None => base,
         }
     }
 }

@@ -33,6 +33,11 @@ pub fn table(records: &[Record]) -> String {
         "wall_s",
         "lower_bd",
         "verified",
+        "prefetch",
+        "pf_hits",
+        "pf_waste",
+        "async_wb",
+        "copy_hidden",
     ];
     let mib = |b: u64| format!("{:.1}", b as f64 / (1 << 20) as f64);
     let rows: Vec<Vec<String>> = records
@@ -66,11 +71,26 @@ pub fn table(records: &[Record]) -> String {
                     Some(false) => "NO".into(),
                     None => "-".into(),
                 },
+                r.prefetch.map_or("off".into(), |w| w.to_string()),
+                r.prefetch_hits.to_string(),
+                r.prefetch_wasted.to_string(),
+                r.async_writebacks.to_string(),
+                r.copy_hidden_share
+                    .map_or("-".into(), |h| format!("{:.1}%", 100.0 * h)),
             ]
         })
         .collect();
+    // The prefetch columns only when some run prefetched.
+    if records.iter().all(|r| r.prefetch.is_none()) {
+        let keep = header.len() - PREFETCH_COLUMNS;
+        let rows: Vec<Vec<String>> = rows.into_iter().map(|r| r[..keep].to_vec()).collect();
+        return render(&header[..keep], &rows);
+    }
     render(&header, &rows)
 }
+
+/// The number of columns at the end of [`table`] that describe prefetch.
+const PREFETCH_COLUMNS: usize = 5;
 
 /// Lays out `rows` under `header` in aligned columns: the first two left-aligned (names), the
 /// others right-aligned (numbers).

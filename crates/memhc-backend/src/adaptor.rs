@@ -325,4 +325,12 @@ impl<B: Backend, H: Hooks> Backend for Adaptor<B, H> {
     fn advise_read_mostly(&self, buffer: &Self::Buffer) -> Result<(), BackendError> {
         self.inner.advise_read_mostly(buffer)
     }
+
+    fn set_timing(&self, on: bool) -> bool {
+        self.inner.set_timing(on)
+    }
+
+    fn take_timeline(&self) -> Vec<crate::timeline::WorkSpan> {
+        self.inner.take_timeline()
+    }
 }

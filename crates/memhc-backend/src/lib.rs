@@ -36,6 +36,10 @@
 //!   host reads and writes it in place ([`Backend::managed_write`],
 //!   [`Backend::managed_read`]) once the work using it has completed.
 //!
+//! * **Timing** is optional ([`Backend::set_timing`]): a backend that can records when each
+//!   copy and GEMM batch started and ended on its stream ([`timeline`]), so that the overlap of
+//!   copies with compute can be measured.
+//!
 //! The GEMM descriptions and their validation are in [`gemm`].
 
 #![forbid(unsafe_code)]
@@ -46,11 +50,13 @@ pub mod fault;
 pub mod gemm;
 pub mod instrumented;
 pub mod ledger;
+pub mod timeline;
 
 use num_complex::Complex64;
 
 pub use error::{BackendError, BackendOp};
 use gemm::{GeamShape, GemmItem, GemmShape, StridedBatch};
+use timeline::WorkSpan;
 
 /// Size in bytes of one element (a complex double).
 pub const ELEMENT_BYTES: usize = std::mem::size_of::<Complex64>();
@@ -269,6 +275,20 @@ pub trait Backend {
     ) -> Result<(), BackendError> {
         let _ = (stream, buffer, to);
         Err(no_managed(self))
+    }
+
+    /// Starts (`on`) or stops recording when each copy and GEMM batch enqueued from now on
+    /// starts and ends ([`timeline`]). Returns whether the backend can time its work; the
+    /// provided version cannot.
+    fn set_timing(&self, on: bool) -> bool {
+        let _ = on;
+        false
+    }
+
+    /// The work recorded since timing was switched on (or since the last call), in no
+    /// particular order; work still in flight is not included. The provided version has none.
+    fn take_timeline(&self) -> Vec<WorkSpan> {
+        Vec::new()
     }
 
     /// Advises the driver that managed buffer `buffer` is mostly read: a processor that reads

@@ -232,6 +232,7 @@ fn fig7(c: &mut Criterion) {
                 verify: false,
                 alloc: None,
                 reuse_tolerance_percent: 0,
+                prefetch: None,
             };
             bench_runs(&mut group, mode.name(), &w, &spec);
         }
@@ -271,6 +272,7 @@ fn tables(c: &mut Criterion) {
                 verify: false,
                 alloc: None,
                 reuse_tolerance_percent: 0,
+                prefetch: None,
             };
             bench_runs(&mut group, policy.name(), &w, &spec);
         }

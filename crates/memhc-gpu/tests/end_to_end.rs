@@ -86,6 +86,7 @@ fn a_synthetic_queue_under_memory_pressure_verifies() {
             verify: true,
             alloc: None,
             reuse_tolerance_percent: 0,
+            prefetch: None,
         };
         let fake = Fake::new(FakeConfig {
             progress,

@@ -88,14 +88,16 @@ pub fn small_synthetic_params() -> SynthParams {
 
 /// Runs [`small_synthetic_params`] on a backend built by `make` for a budget of the no-eviction
 /// peak divided by `1 + oversub`, on 3 streams, with every result verified against the
-/// reference. When `oversub > 0` and the mode caches, the run must have evicted. Returns the
-/// outcome, or `None` when `make` cannot build a backend here (the test is skipped).
+/// reference, prefetching `prefetch` object uses ahead (`None`: off). When `oversub > 0` and
+/// the mode caches, the run must have evicted. Returns the outcome, or `None` when `make`
+/// cannot build a backend here (the test is skipped).
 pub fn synthetic_run<B, E, F>(
     test: &str,
     make: F,
     mode: Mode,
     policy: PolicyKind,
     oversub: f64,
+    prefetch: Option<usize>,
 ) -> Result<Option<Outcome>, Failure>
 where
     B: Backend,
@@ -117,6 +119,7 @@ where
         verify: true,
         alloc: None,
         reuse_tolerance_percent: 0,
+        prefetch,
     };
     let outcome = run(backend, &workload, &analysis, &spec, &mut |_| {})
         .map_err(|e| fail(format!("{test}: {e}")))?;
@@ -150,13 +153,14 @@ where
                 None => continue,
             }
         }
-        synthetic_run(&test, &make, mode, PolicyKind::Lru, 0.0)?;
+        synthetic_run(&test, &make, mode, PolicyKind::Lru, 0.0, None)?;
     }
     Ok(())
 }
 
 /// LRU, pre-protected LRU and Belady in the optimal mode, at twice the data the budget holds,
-/// and pre-protected LRU in the naive mode at the same budget.
+/// and pre-protected LRU in the naive mode at the same budget; LRU and Belady again with
+/// prefetch (six uses ahead) and asynchronous write-back, which must have prefetched.
 pub fn oversubscribed_synthetic_runs<B, E, F>(make: F) -> Check
 where
     B: Backend,
@@ -170,7 +174,18 @@ where
         (Mode::Naive, PolicyKind::PpLru),
     ] {
         let test = format!("synthetic {mode} {policy} oversubscribed");
-        synthetic_run(&test, &make, mode, policy, 1.0)?;
+        synthetic_run(&test, &make, mode, policy, 1.0, None)?;
+    }
+    for policy in [PolicyKind::Lru, PolicyKind::Belady] {
+        let test = format!("synthetic optimal {policy} oversubscribed with prefetch");
+        if let Some(o) = synthetic_run(&test, &make, Mode::Optimal, policy, 1.0, Some(6))?
+            && (o.stats.prefetches == 0 || o.stats.prefetch_hits == 0)
+        {
+            return Err(fail(format!(
+                "{test}: {} prefetches, {} prefetch hits",
+                o.stats.prefetches, o.stats.prefetch_hits
+            )));
+        }
     }
     Ok(())
 }

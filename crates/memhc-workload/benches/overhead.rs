@@ -134,6 +134,7 @@ fn cost(q: &Queue, policy: PolicyKind, budget: usize) -> Cost {
         verify: false,
         alloc: None,
         reuse_tolerance_percent: 0,
+        prefetch: None,
     };
     let vectors = q.workload.vectors.len();
     let (mut first, mut last) = (None, None);

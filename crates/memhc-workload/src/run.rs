@@ -5,6 +5,7 @@
 use std::time::Instant;
 
 use hadron::{Contraction, Engine, HadronNode, reference};
+use memhc_core::backend::timeline::hidden_copy_share;
 use memhc_core::{Alloc, Backend, Complex64, Config, Mode, ObjectId, PolicyKind, Runtime, Stats};
 use memhc_host::null::NullBackend;
 
@@ -29,6 +30,8 @@ pub struct RunSpec {
     pub alloc: Option<Alloc>,
     /// The runtime's reuse tolerance in percent (0: exact sizes, as the paper's free pool).
     pub reuse_tolerance_percent: u32,
+    /// Prefetch (and asynchronous write-back) this many object uses ahead; `None`: off.
+    pub prefetch: Option<usize>,
 }
 
 impl RunSpec {
@@ -43,6 +46,7 @@ impl RunSpec {
             verify: false,
             alloc: None,
             reuse_tolerance_percent: 0,
+            prefetch: None,
         }
     }
 
@@ -54,6 +58,7 @@ impl RunSpec {
                 .with_policy(self.policy)
                 .with_budget(self.budget)
                 .with_streams(self.streams)
+                .with_prefetch(self.prefetch)
         };
         match self.alloc {
             Some(a) => config.with_alloc(a),
@@ -75,6 +80,9 @@ pub struct Outcome {
     pub traces: Vec<(String, String, Complex64)>,
     /// The largest relative error against the reference (when verified).
     pub max_rel_error: Option<f64>,
+    /// The share of copy time during which a GEMM ran on another stream, from the backend's
+    /// timeline (`None`: the backend cannot time its work, or nothing was copied).
+    pub copy_hidden_share: Option<f64>,
 }
 
 impl Outcome {
@@ -148,7 +156,11 @@ pub fn run<B: Backend>(
         )));
     }
     let mut engine = Engine::new(Runtime::new(backend, spec.config())?);
+    let timed = engine.runtime().backend().set_timing(true);
     let done = execute(&mut engine, w, a, true, progress)?;
+    let copy_hidden_share = timed
+        .then(|| hidden_copy_share(&engine.runtime().backend().take_timeline()))
+        .flatten();
     let max_rel_error = if spec.verify {
         Some(verify(w, a, &done.results, &done.traces)?)
     } else {
@@ -164,6 +176,7 @@ pub fn run<B: Backend>(
         results: done.results,
         traces: done.traces,
         max_rel_error,
+        copy_hidden_share,
     })
 }
 

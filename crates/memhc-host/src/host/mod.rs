@@ -29,6 +29,7 @@ mod gemm;
 pub mod managed;
 mod memory;
 mod stream;
+mod timing;
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
@@ -41,6 +42,7 @@ use memhc_backend::gemm::{
     GeamShape, GemmItem, GemmShape, StridedBatch, validate_batched, validate_geam, validate_strided,
 };
 use memhc_backend::ledger::Ledger;
+use memhc_backend::timeline::{WorkKind, WorkSpan};
 use memhc_backend::{Backend, Location, MemInfo, check_range};
 use memhc_backend::{BackendError, BackendOp};
 
@@ -59,6 +61,9 @@ pub struct HostBackend {
     par: Par,
     poison: bool,
     gate: Arc<stream::Gate>,
+    /// The number the next stream gets (in timelines).
+    next_stream: AtomicU64,
+    timing: Arc<timing::Timing>,
 }
 
 /// While this guard lives, no stream of the backend starts another job (see
@@ -85,6 +90,8 @@ impl HostBackend {
             par: Par::rayon(0),
             poison: true,
             gate: Arc::default(),
+            next_stream: AtomicU64::new(0),
+            timing: Arc::default(),
         }
     }
 
@@ -156,10 +163,12 @@ impl HostBackend {
         })
     }
 
-    /// Queues `job` on `stream`, counting it as pending on `cells` until it finishes.
+    /// Queues `job`, work of `kind`, on `stream`, counting it as pending on `cells` until it
+    /// finishes; with timing on, the worker records when it starts and ends.
     fn submit(
         &self,
         stream: &HostStream,
+        kind: WorkKind,
         cells: Vec<Arc<Cell>>,
         job: impl FnOnce(PendingGuard) -> Result<(), BackendError> + Send + 'static,
     ) -> Result<(), BackendError> {
@@ -170,6 +179,15 @@ impl HostBackend {
         // when the job is dropped unrun because the stream has stopped.
         // The job may drop it earlier, before it signals completion to a waiting caller.
         let guard = PendingGuard(cells);
+        if self.timing.is_on() {
+            let (timing, id) = (Arc::clone(&self.timing), stream.id);
+            return stream.submit(Box::new(move || {
+                let start = timing.now();
+                let outcome = job(guard);
+                timing.record(id, kind, start);
+                outcome
+            }));
+        }
         stream.submit(Box::new(move || job(guard)))
     }
 }
@@ -190,7 +208,7 @@ impl HostBackend {
             items,
             par: self.par,
         };
-        self.submit(stream, cells, move |_done| batch.run())
+        self.submit(stream, WorkKind::Compute, cells, move |_done| batch.run())
     }
 }
 
@@ -292,7 +310,8 @@ impl Backend for HostBackend {
     fn create_stream(&self) -> Result<HostStream, BackendError> {
         let mut streams = self.streams.lock().unwrap_or_else(|p| p.into_inner());
         streams.retain(|w| w.strong_count() > 0);
-        let s = HostStream::spawn(streams.len(), Arc::clone(&self.gate))?;
+        let id = self.next_stream.fetch_add(1, Ordering::Relaxed);
+        let s = HostStream::spawn(id, Arc::clone(&self.gate))?;
         streams.push(Arc::downgrade(&s.state));
         Ok(s)
     }
@@ -361,7 +380,7 @@ impl Backend for HostBackend {
         }
         let staged = src.to_vec();
         let cell = Arc::clone(&dst.cell);
-        self.submit(stream, vec![Arc::clone(&cell)], move |_done| {
+        self.submit(stream, WorkKind::CopyH2D, vec![Arc::clone(&cell)], move |_done| {
             let mut data = cell.data.write().map_err(|_| BackendError::Async {
                 op: BackendOp::CopyH2D,
                 message: "buffer lock poisoned".into(),
@@ -417,7 +436,7 @@ impl Backend for HostBackend {
         }
         let (from, to) = (Arc::clone(&src.cell), Arc::clone(&dst.cell));
         let cells = vec![Arc::clone(&from), Arc::clone(&to)];
-        self.submit(stream, cells, move |_done| {
+        self.submit(stream, WorkKind::CopyD2H, cells, move |_done| {
             let poisoned = || BackendError::Async {
                 op: BackendOp::CopyD2H,
                 message: "buffer lock poisoned".into(),
@@ -446,7 +465,7 @@ impl Backend for HostBackend {
         let len = dst.len();
         let cell = Arc::clone(&src.cell);
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(1);
-        self.submit(stream, vec![Arc::clone(&cell)], move |done| {
+        self.submit(stream, WorkKind::CopyD2H, vec![Arc::clone(&cell)], move |done| {
             let data = cell.data.read().map_err(|_| BackendError::Async {
                 op: BackendOp::CopyD2H,
                 message: "buffer lock poisoned".into(),
@@ -552,6 +571,15 @@ impl Backend for HostBackend {
     }
 
     /// Checks that the buffer is managed; host memory has one copy, read by everyone.
+    fn set_timing(&self, on: bool) -> bool {
+        self.timing.set(on);
+        true
+    }
+
+    fn take_timeline(&self) -> Vec<WorkSpan> {
+        self.timing.take()
+    }
+
     fn advise_read_mostly(&self, buffer: &HostBuffer) -> Result<(), BackendError> {
         managed::require(BackendOp::Alloc, buffer)
     }

@@ -78,13 +78,15 @@ impl StreamState {
 /// An in-order queue of work executed by its own worker thread.
 #[derive(Debug)]
 pub struct HostStream {
+    /// The stream's number in timelines.
+    pub(super) id: u64,
     sender: Option<mpsc::Sender<Job>>,
     pub(super) state: Arc<StreamState>,
     worker: Option<JoinHandle<()>>,
 }
 
 impl HostStream {
-    pub(super) fn spawn(index: usize, gate: Arc<Gate>) -> Result<Self, BackendError> {
+    pub(super) fn spawn(index: u64, gate: Arc<Gate>) -> Result<Self, BackendError> {
         let (sender, receiver) = mpsc::channel::<Job>();
         let state = Arc::new(StreamState::default());
         let worker_state = Arc::clone(&state);
@@ -96,6 +98,7 @@ impl HostStream {
                 message: e.to_string(),
             })?;
         Ok(HostStream {
+            id: index,
             sender: Some(sender),
             state,
             worker: Some(worker),

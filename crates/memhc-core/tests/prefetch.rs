@@ -1,0 +1,221 @@
+//! Prefetch and asynchronous write-back ([`Config::prefetch`]): the rules that keep prefetch
+//! harmless, checked on small queues whose outcome is worked out by hand, and on random
+//! programs against the same programs without prefetch.
+//!
+//! * prefetch brings in what the next uses read, within the budget, and a launch finds it
+//!   resident (a prefetch hit);
+//! * it never evicts an object needed sooner than the one it brings in (with LRU, whose victim
+//!   is the least recent object, the rule is what stops it);
+//! * a prefetched object released or never used is counted as wasted and leaks nothing;
+//! * an evicted device-only object is written back asynchronously (`WritingBack`) and its value
+//!   survives;
+//! * with Belady, prefetch never adds misses, and the data-less backend reproduces every
+//!   statistic of a run with prefetch.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests unwrap what must succeed
+
+mod common;
+
+use common::workload::{Action, config, creates, program, resolve};
+use common::{assert_close, multiply, random, rng, square, touch};
+use memhc_core::{Access, Backend, Config, ObjectId, PolicyKind, Runtime, State};
+use memhc_host::host::HostBackend;
+use memhc_host::null::NullBackend;
+use proptest::prelude::*;
+
+/// Objects of one layout (1 component of 2x2: 64 bytes).
+fn layout() -> memhc_core::Layout {
+    square(1, 2)
+}
+
+/// A runtime with room for `slots` objects, prefetching `window` uses ahead, with `objects`
+/// registered objects of random values.
+fn setup(
+    policy: PolicyKind,
+    slots: usize,
+    window: usize,
+    objects: usize,
+) -> (Runtime<HostBackend>, Vec<ObjectId>) {
+    let bytes = layout().bytes();
+    let config = Config::default()
+        .with_policy(policy)
+        .with_budget(slots * bytes)
+        .with_streams(1)
+        .with_prefetch(Some(window));
+    let mut rt = Runtime::new(HostBackend::new(1 << 20), config).unwrap();
+    let ids = (0..objects)
+        .map(|i| {
+            rt.register(random(&mut rng(i as u64), layout()), layout())
+                .unwrap()
+        })
+        .collect();
+    (rt, ids)
+}
+
+/// Reads `id` alone, in a launch of its own.
+fn use_one<B: Backend>(rt: &mut Runtime<B>, id: ObjectId) {
+    rt.launch(0, &[Access::read(id)], |_| Ok(())).unwrap();
+    rt.audit().unwrap();
+}
+
+#[test]
+fn the_next_inputs_are_brought_in_and_found_resident() {
+    // Room for 4; the queue reads a, b, c, d one by one: after the first launch, the window
+    // of 3 brings in b, c and d, and every later launch is a prefetch hit.
+    let (mut rt, ids) = setup(PolicyKind::Lru, 4, 3, 4);
+    rt.set_future(&ids).unwrap();
+    use_one(&mut rt, ids[0]);
+    for &id in &ids[1..] {
+        assert!(rt.is_resident(id), "{id} was not prefetched");
+        assert_eq!(rt.state(id).unwrap(), State::Consistent);
+    }
+    for &id in &ids[1..] {
+        use_one(&mut rt, id);
+    }
+    let s = rt.stats();
+    assert_eq!((s.misses, s.hits), (1, 3));
+    assert_eq!((s.prefetches, s.prefetch_hits, s.prefetch_wasted), (3, 3, 0));
+    assert_eq!(s.prefetch_bytes, 3 * layout().bytes() as u64);
+    assert_eq!(s.h2d_copies, 4, "every object copied in once");
+    assert!(s.peak_device_bytes <= rt.budget() as u64);
+}
+
+#[test]
+fn prefetch_never_evicts_what_is_needed_sooner() {
+    // Room for 3. The queue: a, b, c, a, d, b. The first launch brings in b and c (there is
+    // room). After the third launch {a, b, c} is resident and the window (a, d) wants d,
+    // needed at position 4; LRU's victim is a, needed at 3: prefetch must stop rather than
+    // evict it.
+    let (mut rt, ids) = setup(PolicyKind::Lru, 3, 2, 4);
+    let [a, b, c, d] = [ids[0], ids[1], ids[2], ids[3]];
+    rt.set_future(&[a, b, c, a, d, b]).unwrap();
+    for id in [a, b, c] {
+        use_one(&mut rt, id);
+    }
+    assert!(rt.is_resident(a), "prefetch evicted a, needed before d");
+    assert!(!rt.is_resident(d));
+    assert_eq!(rt.stats().prefetches, 2);
+    // After the launch of a, the victim is b (needed at 5, after d at 4): d comes in.
+    use_one(&mut rt, a);
+    assert!(rt.is_resident(d) && !rt.is_resident(b));
+    assert_eq!(rt.stats().prefetches, 3);
+
+    // Belady's victim after the third launch is c, never used again: d comes in at once.
+    let (mut rt, ids) = setup(PolicyKind::Belady, 3, 2, 4);
+    let [a, b, c, d] = [ids[0], ids[1], ids[2], ids[3]];
+    rt.set_future(&[a, b, c, a, d, b]).unwrap();
+    for id in [a, b, c] {
+        use_one(&mut rt, id);
+    }
+    assert!(rt.is_resident(a) && rt.is_resident(b) && rt.is_resident(d));
+    assert!(!rt.is_resident(c));
+    for id in [a, d, b] {
+        use_one(&mut rt, id);
+    }
+    let s = rt.stats();
+    // One miss: a; b, c and d were prefetched.
+    assert_eq!((s.misses, s.prefetch_hits, s.prefetch_wasted), (1, 3, 0));
+}
+
+#[test]
+fn a_prefetch_released_or_never_used_leaks_nothing() {
+    let (mut rt, ids) = setup(PolicyKind::Lru, 4, 3, 4);
+    rt.set_future(&ids).unwrap();
+    use_one(&mut rt, ids[0]);
+    assert!(rt.is_resident(ids[1]) && rt.is_resident(ids[2]));
+    rt.release(ids[1]).unwrap();
+    rt.write(ids[2], random(&mut rng(99), layout())).unwrap();
+    rt.audit().unwrap();
+    let s = rt.stats();
+    assert_eq!((s.prefetches, s.prefetch_wasted), (3, 2));
+    // Their blocks are pooled, not lost; ids[3] stays prefetched and unused to the end.
+    assert_eq!(rt.resident_bytes(), 2 * layout().bytes());
+    assert_eq!(rt.used_bytes(), rt.resident_bytes() + rt.pooled_bytes());
+    assert_eq!(rt.backend().used(), rt.used_bytes());
+    rt.synchronize().unwrap();
+    rt.audit().unwrap();
+}
+
+#[test]
+fn an_evicted_result_is_written_back_asynchronously_and_kept() {
+    // Room for 3: out = a * a, then b, c and d are read, which pushes out off the device with
+    // its write-back in flight; reading it gives the product.
+    let (mut rt, ids) = setup(PolicyKind::Lru, 3, 1, 4);
+    let out = rt.create(layout()).unwrap();
+    let [a, b, c, d] = [ids[0], ids[1], ids[2], ids[3]];
+    rt.set_future(&[a, out, b, c, d]).unwrap();
+    multiply(&mut rt, 0, a, a, out).unwrap();
+    for id in [b, c, d] {
+        use_one(&mut rt, id);
+    }
+    assert!(!rt.is_resident(out));
+    assert_eq!(rt.state(out).unwrap(), State::WritingBack);
+    let s = rt.stats();
+    assert_eq!((s.writebacks, s.async_writebacks), (1, 1));
+    let x = random(&mut rng(0), layout());
+    let want = common::product(&x, &x, layout());
+    assert_close(rt.read(out).unwrap(), &want, "out after its write-back");
+    assert_eq!(rt.state(out).unwrap(), State::HostValid);
+    rt.audit().unwrap();
+}
+
+/// Runs a resolved program on `rt` (the outcomes are checked by the property tests; here only
+/// the statistics matter).
+fn drive<B: Backend>(rt: &mut Runtime<B>, streams: usize, actions: &[Action], uses: &[ObjectId]) {
+    for action in actions.iter().filter(|a| creates(a)) {
+        match action {
+            Action::Register(_, layout, data) => {
+                rt.register(data.clone(), *layout).unwrap();
+            }
+            Action::Create(_, layout) => {
+                rt.create(*layout).unwrap();
+            }
+            _ => {}
+        }
+    }
+    rt.set_future(uses).unwrap();
+    for action in actions.iter().filter(|a| !creates(a)) {
+        let _ = match action {
+            Action::Multiply {
+                a, b, out, stream, ..
+            } => multiply(rt, stream % streams, *a, *b, *out),
+            Action::Touch(ids, _) => touch(rt, ids),
+            Action::HostWrite(id, data) => rt.write(*id, data.clone()),
+            Action::Release(id) => rt.release(*id),
+            Action::Read(id, _) => rt.read(*id).map(|_| ()),
+            Action::BeginVector(ids) => rt.begin_vector(ids),
+            Action::Register(..) | Action::Create(..) => Ok(()),
+        };
+        rt.audit().unwrap();
+        assert!(rt.used_bytes() <= rt.budget());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// With Belady, a run with prefetch misses no more than the same run without (every
+    /// prefetch evicts only what is needed later than what it brings in). Without an arena: in
+    /// an arena, prefetch changes where ranges fall, so fragmentation, and with it evictions and
+    /// restarts (which count their uses twice), differ by layout, not by policy.
+    #[test]
+    fn with_belady_prefetch_never_adds_misses(
+        config in config(),
+        window in 1usize..12,
+        steps in program(80),
+    ) {
+        let (actions, uses) = resolve(&steps);
+        let base = Config { prefetch: None, arena: false, ..config.with_policy(PolicyKind::Belady) };
+        let mut without = Runtime::new(NullBackend::new(1 << 24), base.clone()).unwrap();
+        drive(&mut without, base.streams, &actions, &uses);
+        let with_config = base.clone().with_prefetch(Some(window));
+        let mut with = Runtime::new(NullBackend::new(1 << 24), with_config.clone()).unwrap();
+        drive(&mut with, base.streams, &actions, &uses);
+        let (w, wo) = (with.stats(), without.stats());
+        prop_assert!(w.misses <= wo.misses, "{} misses with prefetch, {} without", w.misses, wo.misses);
+        // Every use is a hit or a miss either way.
+        prop_assert_eq!(w.hits + w.misses, wo.hits + wo.misses);
+        prop_assert!(w.prefetch_hits <= w.prefetches);
+        prop_assert!(w.peak_device_bytes <= base.budget.unwrap() as u64);
+    }
+}
