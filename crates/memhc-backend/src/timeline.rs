@@ -74,7 +74,10 @@ pub fn hidden_copy_ns(spans: &[WorkSpan]) -> (u64, u64) {
                 _ => merged.push((start, end)),
             }
         }
-        for c in spans.iter().filter(|s| s.kind.is_copy() && s.stream == stream) {
+        for c in spans
+            .iter()
+            .filter(|s| s.kind.is_copy() && s.stream == stream)
+        {
             let (start, end) = (c.start_ns, c.end_ns.max(c.start_ns));
             total += end - start;
             // The first merged interval that ends after the copy starts, and those after it.

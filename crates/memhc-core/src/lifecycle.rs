@@ -157,9 +157,7 @@ impl Transition {
         match (self, from) {
             (Transition::Registered, None) => &[Some(HostValid)],
             (Transition::Created, None) => &[Some(Empty)],
-            (Transition::CopiedIn | Transition::Prefetched, Some(HostValid)) => {
-                &[Some(Consistent)]
-            }
+            (Transition::CopiedIn | Transition::Prefetched, Some(HostValid)) => &[Some(Consistent)],
             (Transition::WrittenOnDevice, Some(WritingBack)) => &[],
             (Transition::WrittenOnDevice, Some(_)) => &[Some(DeviceDirty)],
             (Transition::WriteBackIssued, Some(DeviceDirty)) => &[Some(WritingBack)],
@@ -591,7 +589,10 @@ mod tests {
                 &[Empty, Consistent, DeviceDirty, WritingBack],
             ),
             (Transition::WrittenOnDevice, &[WritingBack]),
-            (Transition::Synced, &[Empty, HostValid, Consistent, WritingBack]),
+            (
+                Transition::Synced,
+                &[Empty, HostValid, Consistent, WritingBack],
+            ),
             (
                 Transition::WrittenBack,
                 &[Empty, HostValid, Consistent, WritingBack],
@@ -604,9 +605,18 @@ mod tests {
                 Transition::WriteBackLanded,
                 &[Empty, HostValid, Consistent, DeviceDirty],
             ),
-            (Transition::Evicted, &[Empty, HostValid, DeviceDirty, WritingBack]),
-            (Transition::Uncached, &[Empty, HostValid, DeviceDirty, WritingBack]),
-            (Transition::RolledBack, &[Empty, HostValid, Consistent, WritingBack]),
+            (
+                Transition::Evicted,
+                &[Empty, HostValid, DeviceDirty, WritingBack],
+            ),
+            (
+                Transition::Uncached,
+                &[Empty, HostValid, DeviceDirty, WritingBack],
+            ),
+            (
+                Transition::RolledBack,
+                &[Empty, HostValid, Consistent, WritingBack],
+            ),
         ];
         let mut refusals = 0;
         for (t, froms) in illegal {

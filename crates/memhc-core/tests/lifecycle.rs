@@ -222,15 +222,24 @@ fn check<B: Backend>(
     prop_assert_eq!(log.count(Released), created - now.len() as u64);
     // The transitions and the statistics agree.
     let stats = rt.stats();
-    prop_assert_eq!(log.count(Evicted) + log.count(WriteBackIssued), stats.evictions);
-    prop_assert_eq!(log.count(WrittenBack) + log.count(WriteBackIssued), stats.writebacks);
+    prop_assert_eq!(
+        log.count(Evicted) + log.count(WriteBackIssued),
+        stats.evictions
+    );
+    prop_assert_eq!(
+        log.count(WrittenBack) + log.count(WriteBackIssued),
+        stats.writebacks
+    );
     prop_assert_eq!(log.count(WriteBackIssued), stats.async_writebacks);
     prop_assert_eq!(log.count(Prefetched), stats.prefetches);
     if config.managed {
         prop_assert_eq!(log.count(Evicted) + log.count(WrittenBack), 0);
     } else if exact && config.packing {
         // Packed: one copy per object each way, and only these transitions copy.
-        prop_assert_eq!(log.count(CopiedIn) + log.count(Prefetched), stats.h2d_copies);
+        prop_assert_eq!(
+            log.count(CopiedIn) + log.count(Prefetched),
+            stats.h2d_copies
+        );
         prop_assert_eq!(
             log.count(Synced) + log.count(WrittenBack) + log.count(WriteBackIssued),
             stats.d2h_copies

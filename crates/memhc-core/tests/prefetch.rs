@@ -74,7 +74,10 @@ fn the_next_inputs_are_brought_in_and_found_resident() {
     }
     let s = rt.stats();
     assert_eq!((s.misses, s.hits), (1, 3));
-    assert_eq!((s.prefetches, s.prefetch_hits, s.prefetch_wasted), (3, 3, 0));
+    assert_eq!(
+        (s.prefetches, s.prefetch_hits, s.prefetch_wasted),
+        (3, 3, 0)
+    );
     assert_eq!(s.prefetch_bytes, 3 * layout().bytes() as u64);
     assert_eq!(s.h2d_copies, 4, "every object copied in once");
     assert!(s.peak_device_bytes <= rt.budget() as u64);
@@ -218,4 +221,55 @@ proptest! {
         prop_assert!(w.prefetch_hits <= w.prefetches);
         prop_assert!(w.peak_device_bytes <= base.budget.unwrap() as u64);
     }
+}
+
+#[test]
+fn prefetch_and_write_back_never_wait_for_the_device() {
+    // The device is paused: nothing queued runs. Room for 3; the queue: out = a * a, then b,
+    // c, d one by one. Prefetch brings in b, then c (evicting a, still read by the queued
+    // GEMM: its block goes to c with that use attached) and d (evicting out, still being
+    // written: its write-back is queued after the GEMM). If any of this waited for the device
+    // the test would stall until the watchdog resumes it, and `out` would not be in flight.
+    let (mut rt, ids) = setup(PolicyKind::Lru, 3, 1, 4);
+    let out = rt.create(layout()).unwrap();
+    let [a, b, c, d] = [ids[0], ids[1], ids[2], ids[3]];
+    rt.set_future(&[a, out, b, c, d]).unwrap();
+    let pause = rt.backend().pause();
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        let stalled = wait
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .is_err();
+        drop(pause);
+        stalled
+    });
+    multiply(&mut rt, 0, a, a, out).unwrap();
+    for id in [b, c, d] {
+        use_one(&mut rt, id);
+    }
+    // Still paused: the write-back of out cannot have run.
+    let in_flight = rt.state(out).unwrap() == State::WritingBack;
+    let s = rt.stats();
+    done.send(()).unwrap();
+    assert!(
+        !watchdog.join().unwrap(),
+        "the runtime waited for the paused device"
+    );
+    assert!(in_flight, "out is not being written back");
+    assert_eq!(
+        (s.prefetches, s.prefetch_hits, s.async_writebacks),
+        (3, 3, 1)
+    );
+    assert_eq!(s.handovers, 2);
+    let x = random(&mut rng(0), layout());
+    assert_close(
+        rt.read(out).unwrap(),
+        &common::product(&x, &x, layout()),
+        "out",
+    );
+    for (i, id) in [b, c, d].into_iter().enumerate() {
+        let want = random(&mut rng(i as u64 + 1), layout());
+        assert_close(rt.read(id).unwrap(), &want, "an input");
+    }
+    rt.audit().unwrap();
 }

@@ -195,7 +195,14 @@ impl<B: Backend> Runtime<B> {
             return Ok(None);
         };
         let block = r.blocks.swap_remove(i);
-        if let Err(e) = self.settle_async(&r).and_then(|()| self.free_blocks(r.blocks)) {
+        // The victim's other blocks (unpacked) are freed, after its uses.
+        let freed = match r.blocks.is_empty() {
+            true => Ok(()),
+            false => self
+                .settle_async(&r)
+                .and_then(|()| self.free_blocks(r.blocks)),
+        };
+        if let Err(e) = freed {
             // The request fails; the block it would have had goes too.
             let _ = self.free_blocks(vec![block]);
             return Err(e);

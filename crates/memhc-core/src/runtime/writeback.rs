@@ -144,8 +144,14 @@ impl<B: Backend> Runtime<B> {
                 bad.push(format!("{id} is being written back, but is resident"));
             }
         }
-        if let Some(&id) = self.pending.keys().find(|id| !self.objects.contains_key(id)) {
-            bad.push(format!("a write-back of {id}, which is not a live object, is in flight"));
+        if let Some(&id) = self
+            .pending
+            .keys()
+            .find(|id| !self.objects.contains_key(id))
+        {
+            bad.push(format!(
+                "a write-back of {id}, which is not a live object, is in flight"
+            ));
         }
     }
 }

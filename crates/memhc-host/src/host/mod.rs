@@ -380,15 +380,20 @@ impl Backend for HostBackend {
         }
         let staged = src.to_vec();
         let cell = Arc::clone(&dst.cell);
-        self.submit(stream, WorkKind::CopyH2D, vec![Arc::clone(&cell)], move |_done| {
-            let mut data = cell.data.write().map_err(|_| BackendError::Async {
-                op: BackendOp::CopyH2D,
-                message: "buffer lock poisoned".into(),
-            })?;
-            let bytes: &mut [u8] = bytemuck::cast_slice_mut(data.as_mut_slice());
-            bytes[dst_offset..dst_offset + staged.len()].copy_from_slice(&staged);
-            Ok(())
-        })
+        self.submit(
+            stream,
+            WorkKind::CopyH2D,
+            vec![Arc::clone(&cell)],
+            move |_done| {
+                let mut data = cell.data.write().map_err(|_| BackendError::Async {
+                    op: BackendOp::CopyH2D,
+                    message: "buffer lock poisoned".into(),
+                })?;
+                let bytes: &mut [u8] = bytemuck::cast_slice_mut(data.as_mut_slice());
+                bytes[dst_offset..dst_offset + staged.len()].copy_from_slice(&staged);
+                Ok(())
+            },
+        )
     }
 
     fn alloc_host(&self, bytes: usize) -> Result<HostPinned, BackendError> {
@@ -465,20 +470,25 @@ impl Backend for HostBackend {
         let len = dst.len();
         let cell = Arc::clone(&src.cell);
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(1);
-        self.submit(stream, WorkKind::CopyD2H, vec![Arc::clone(&cell)], move |done| {
-            let data = cell.data.read().map_err(|_| BackendError::Async {
-                op: BackendOp::CopyD2H,
-                message: "buffer lock poisoned".into(),
-            })?;
-            let bytes: &[u8] = bytemuck::cast_slice(data.as_slice());
-            let copied = bytes[src_offset..src_offset + len].to_vec();
-            drop(data);
-            // The caller may free the buffer as soon as it has the bytes: stop counting first.
-            drop(done);
-            // The receiver only disappears if the caller is gone; nothing to report then.
-            let _ = tx.send(copied);
-            Ok(())
-        })?;
+        self.submit(
+            stream,
+            WorkKind::CopyD2H,
+            vec![Arc::clone(&cell)],
+            move |done| {
+                let data = cell.data.read().map_err(|_| BackendError::Async {
+                    op: BackendOp::CopyD2H,
+                    message: "buffer lock poisoned".into(),
+                })?;
+                let bytes: &[u8] = bytemuck::cast_slice(data.as_slice());
+                let copied = bytes[src_offset..src_offset + len].to_vec();
+                drop(data);
+                // The caller may free the buffer as soon as it has the bytes: stop counting first.
+                drop(done);
+                // The receiver only disappears if the caller is gone; nothing to report then.
+                let _ = tx.send(copied);
+                Ok(())
+            },
+        )?;
         let copied = rx.recv().map_err(|_| {
             // The job failed or the stream stopped: report the stream's own error if it has one.
             match stream.state.wait_idle() {
