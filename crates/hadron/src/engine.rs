@@ -21,7 +21,7 @@
 //! to zero. Row-major data meets column-major BLAS in one place: [`crate::rowmajor`].
 
 use memhc_core::backend::gemm::{GeamShape, GemmItem, GemmShape, StridedBatch};
-use memhc_core::policy::IdMap;
+use memhc_core::policy::IdTable;
 use memhc_core::{Access, Backend, Complex64, Launch, Layout, ObjectId, Runtime};
 
 use crate::contraction::{Contraction, Plan};
@@ -46,7 +46,7 @@ pub enum Accumulation {
 #[derive(Debug)]
 pub struct Engine<B: Backend> {
     rt: Runtime<B>,
-    shapes: IdMap<NodeShape>,
+    shapes: IdTable<NodeShape>,
     accumulation: Accumulation,
 }
 
@@ -83,7 +83,7 @@ impl<B: Backend> Engine<B> {
     pub fn new(rt: Runtime<B>) -> Self {
         Engine {
             rt,
-            shapes: IdMap::default(),
+            shapes: IdTable::default(),
             accumulation: Accumulation::default(),
         }
     }

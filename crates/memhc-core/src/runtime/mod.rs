@@ -49,7 +49,7 @@ use crate::error::{Error, Result};
 use crate::free_pool::FreePool;
 use crate::lifecycle::{Lifecycle, TransitionLog};
 use crate::object::{Layout, ObjectId, ObjectKind, State};
-use crate::policy::{EvictionPolicy, IdMap};
+use crate::policy::{EvictionPolicy, IdTable};
 use crate::stats::{ArenaUsage, Stats};
 
 pub use audit::AuditError;
@@ -87,7 +87,7 @@ pub struct Runtime<B: Backend> {
     streams: Vec<B::Stream>,
     config: Config,
     budget: usize,
-    objects: IdMap<Entry>,
+    objects: IdTable<Entry>,
     cache: ElementCache<B>,
     pool: FreePool<B>,
     /// The arena, in arena mode.
@@ -152,7 +152,7 @@ impl<B: Backend> Runtime<B> {
             backend,
             streams,
             budget,
-            objects: IdMap::default(),
+            objects: IdTable::default(),
             cache: ElementCache::default(),
             pool: FreePool::default(),
             arena,
