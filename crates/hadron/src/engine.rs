@@ -361,25 +361,12 @@ fn products<'r, B: Backend>(
         };
         return l.gemm_strided_batched(&p.shape, &batch);
     }
-    let (a, b, c) = (
-        l.components(slots.a)?,
-        l.components(slots.b)?,
-        l.components(target)?,
-    );
-    items.clear();
-    items.reserve(terms.len());
-    for t in terms {
-        match (a.get(t.a), b.get(t.b), c.get(t.out)) {
-            (Some(x), Some(y), Some(z)) => items.push(p.item(x, y, z)),
-            _ => {
-                // Name the first component out of range.
-                a.component(t.a)?;
-                b.component(t.b)?;
-                c.component(t.out)?;
-            }
-        }
-    }
-    l.gemm_batched(&p.shape, items)
+    l.gemm_batched_components(
+        &p.shape,
+        p.operands(slots.a, slots.b, target),
+        terms.iter().map(|t| p.operands(t.a, t.b, t.out)),
+        items,
+    )
 }
 
 /// Sets output spins `spins` of launch object `slot` to zero: GEMMs with `k = 0` and

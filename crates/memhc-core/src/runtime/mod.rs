@@ -225,7 +225,7 @@ impl<B: Backend> Runtime<B> {
     /// Registers host data as a host-backed object of `layout` (components back to back).
     pub fn register(&mut self, data: Vec<Complex64>, layout: Layout) -> Result<ObjectId> {
         let id = ObjectId::from_index(self.next_id);
-        check_len(&format!("object {id}"), &layout, data.len())?;
+        check_len(id, &layout, data.len())?;
         self.next_id += 1;
         self.objects.insert(
             id,
@@ -329,7 +329,7 @@ impl<B: Backend> Runtime<B> {
     /// buffers go to the free pool, or are freed).
     pub fn write(&mut self, id: ObjectId, data: Vec<Complex64>) -> Result<()> {
         let layout = self.entry(id)?.layout;
-        check_len(&format!("object {id}"), &layout, data.len())?;
+        check_len(id, &layout, data.len())?;
         let dropped = self.drop_device_copy(id);
         let (life, log) = self.life_mut(id)?;
         life.host_written(data, log)?;
@@ -389,10 +389,12 @@ impl<B: Backend> Runtime<B> {
     }
 }
 
-fn check_len(what: &str, layout: &Layout, got: usize) -> Result<()> {
+/// Checks that `got` values fill object `id` of `layout` (the message is formatted only when
+/// they do not).
+fn check_len(id: ObjectId, layout: &Layout, got: usize) -> Result<()> {
     if got != layout.elems() {
         return Err(Error::LengthMismatch {
-            what: what.to_owned(),
+            what: format!("object {id}"),
             expected: layout.elems(),
             got,
         });
