@@ -21,7 +21,7 @@
 //! to zero. Row-major data meets column-major BLAS in one place: [`crate::rowmajor`].
 
 use memhc_core::backend::gemm::{GeamShape, GemmItem, GemmShape, StridedBatch};
-use memhc_core::policy::IdMap;
+use memhc_core::policy::IdTable;
 use memhc_core::{Access, Backend, Complex64, Launch, Layout, ObjectId, Runtime};
 
 use crate::contraction::{Contraction, Plan};
@@ -46,7 +46,7 @@ pub enum Accumulation {
 #[derive(Debug)]
 pub struct Engine<B: Backend> {
     rt: Runtime<B>,
-    shapes: IdMap<NodeShape>,
+    shapes: IdTable<NodeShape>,
     accumulation: Accumulation,
 }
 
@@ -83,7 +83,7 @@ impl<B: Backend> Engine<B> {
     pub fn new(rt: Runtime<B>) -> Self {
         Engine {
             rt,
-            shapes: IdMap::default(),
+            shapes: IdTable::default(),
             accumulation: Accumulation::default(),
         }
     }
@@ -361,25 +361,12 @@ fn products<'r, B: Backend>(
         };
         return l.gemm_strided_batched(&p.shape, &batch);
     }
-    let (a, b, c) = (
-        l.components(slots.a)?,
-        l.components(slots.b)?,
-        l.components(target)?,
-    );
-    items.clear();
-    items.reserve(terms.len());
-    for t in terms {
-        match (a.get(t.a), b.get(t.b), c.get(t.out)) {
-            (Some(x), Some(y), Some(z)) => items.push(p.item(x, y, z)),
-            _ => {
-                // Name the first component out of range.
-                a.component(t.a)?;
-                b.component(t.b)?;
-                c.component(t.out)?;
-            }
-        }
-    }
-    l.gemm_batched(&p.shape, items)
+    l.gemm_batched_components(
+        &p.shape,
+        p.operands(slots.a, slots.b, target),
+        terms.iter().map(|t| p.operands(t.a, t.b, t.out)),
+        items,
+    )
 }
 
 /// Sets output spins `spins` of launch object `slot` to zero: GEMMs with `k = 0` and

@@ -49,7 +49,14 @@ impl RowMajorProduct {
         b: DeviceRef<'x, M>,
         c: DeviceRef<'x, M>,
     ) -> GemmItem<'x, M> {
-        GemmItem { a: b, b: a, c }
+        let (a, b, c) = self.operands(a, b, c);
+        GemmItem { a, b, c }
+    }
+
+    /// Anything said of the row-major `a`, `b` and `c` of `c = a · b` (where they are, which
+    /// object or component holds them), in the backend's operand order: `(b, a, c)`.
+    pub fn operands<T>(&self, a: T, b: T, c: T) -> (T, T, T) {
+        (b, a, c)
     }
 }
 

@@ -10,7 +10,7 @@ use crate::backend::{Backend, ELEMENT_BYTES};
 use crate::block::Block;
 use crate::hazards::Hazards;
 use crate::object::{Layout, ObjectId};
-use crate::policy::IdMap;
+use crate::policy::IdTable;
 
 /// The device copy of one object.
 pub(crate) struct Resident<B: Backend> {
@@ -60,14 +60,14 @@ impl<B: Backend> Resident<B> {
 
 /// The table of resident objects.
 pub(crate) struct ElementCache<B: Backend> {
-    map: IdMap<Resident<B>>,
+    map: IdTable<Resident<B>>,
     bytes: usize,
 }
 
 impl<B: Backend> Default for ElementCache<B> {
     fn default() -> Self {
         ElementCache {
-            map: IdMap::default(),
+            map: IdTable::default(),
             bytes: 0,
         }
     }
@@ -112,13 +112,13 @@ impl<B: Backend> ElementCache<B> {
         self.map.len()
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (&ObjectId, &Resident<B>)> {
+    pub fn iter(&self) -> impl Iterator<Item = (ObjectId, &Resident<B>)> {
         self.map.iter()
     }
 
     /// Empties the table.
     pub fn drain(&mut self) -> Vec<(ObjectId, Resident<B>)> {
         self.bytes = 0;
-        self.map.drain().collect()
+        self.map.drain()
     }
 }

@@ -127,6 +127,13 @@ impl<B: Backend> Hazards<B> {
         self.reads.clear();
     }
 
+    /// Notes a write by the work `event` marks when that work may not have waited on every
+    /// earlier use (a launch that failed before or while ordering its stream): the earlier
+    /// uses are kept, so that whoever uses the allocation next still waits for them.
+    pub fn add_write(&mut self, event: Tagged<B>) {
+        self.writes.push(event);
+    }
+
     /// Adds the uses recorded in `other` (when buffers with histories are combined into one
     /// object).
     pub fn absorb(&mut self, other: Hazards<B>) {

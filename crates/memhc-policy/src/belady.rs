@@ -14,7 +14,7 @@
 use std::collections::BTreeSet;
 
 use super::{EvictionPolicy, ResidentView};
-use crate::{IdMap, ObjectId};
+use crate::{IdTable, ObjectId};
 
 /// Key of an object never used again: larger than every position.
 const NEVER: u64 = u64::MAX;
@@ -37,7 +37,7 @@ pub struct Belady {
     /// object ([`NEVER`] if none).
     next_at: Vec<u64>,
     /// Every planned object's next unconsumed use ([`NEVER`] once all are consumed).
-    cursor: IdMap<u64>,
+    cursor: IdTable<u64>,
     /// Resident objects with a next use, keyed by it.
     by_next_use: BTreeSet<(u64, ObjectId)>,
     /// Resident objects never used again, not seen dirty.
@@ -45,7 +45,7 @@ pub struct Belady {
     /// Resident objects never used again, seen dirty (and not synced since).
     never_dirty: BTreeSet<ObjectId>,
     /// Every resident object's key: its next use, or [`NEVER`].
-    next_use: IdMap<u64>,
+    next_use: IdTable<u64>,
 }
 
 impl Belady {
@@ -174,14 +174,14 @@ impl EvictionPolicy for Belady {
                 self.next_at[pos] = later;
             }
         }
-        let resident: Vec<_> = self.next_use.keys().copied().collect();
+        let resident: Vec<_> = self.next_use.keys().collect();
         for id in resident {
             self.reposition(id);
         }
     }
 
     fn resident(&self) -> Vec<ObjectId> {
-        self.next_use.keys().copied().collect()
+        self.next_use.keys().collect()
     }
 }
 

@@ -51,7 +51,7 @@ use std::str::FromStr;
 pub use belady::Belady;
 pub use car::Car;
 pub use clock_pro::ClockPro;
-pub use id::{IdHasher, IdMap, IdSet, ObjectId};
+pub use id::{IdHasher, IdMap, IdSet, IdTable, ObjectId};
 pub use lru::{ByRecency, LeastRecent, Lru, MostRecent, Mru, VictimEnd};
 pub use pp_lru::PreProtectedLru;
 pub use random::RandomPolicy;

@@ -1,9 +1,8 @@
 //! A recency order over object ids, shared by the LRU family: O(1) touch and removal (a doubly
-//! linked list threaded through a hash map with a cheap integer hash), and scans from either
-//! end.
+//! linked list threaded through a table indexed by id), and scans from either end.
 
 use crate::ObjectId;
-use crate::id::IdMap;
+use crate::id::IdTable;
 
 /// The neighbours of one object in the order.
 #[derive(Clone, Copy, Debug)]
@@ -17,7 +16,7 @@ struct Links {
 /// Objects ordered from least to most recently used.
 #[derive(Debug, Default)]
 pub(super) struct Recency {
-    links: IdMap<Links>,
+    links: IdTable<Links>,
     /// The least recently used.
     oldest: Option<ObjectId>,
     /// The most recently used.

@@ -126,7 +126,7 @@ impl<B: Backend> Runtime<B> {
             }
         }
 
-        for (&id, r) in self.cache.iter() {
+        for (id, r) in self.cache.iter() {
             let Some(e) = self.objects.get(&id) else {
                 bad.push(format!("{id} is resident but is not a live object"));
                 continue;
@@ -157,7 +157,7 @@ impl<B: Backend> Runtime<B> {
                 ));
             }
         }
-        for (&id, e) in &self.objects {
+        for (id, e) in self.objects.iter() {
             let state = e.life.kind();
             if state.is_resident() && !self.cache.contains(id) {
                 bad.push(format!("{id} is {state:?} but not in the element cache"));
@@ -186,7 +186,7 @@ impl<B: Backend> Runtime<B> {
                 self.policy.name()
             ));
         }
-        let cached: HashSet<ObjectId> = self.cache.iter().map(|(&id, _)| id).collect();
+        let cached: HashSet<ObjectId> = self.cache.iter().map(|(id, _)| id).collect();
         if tracked_set != cached {
             let mut missing: Vec<_> = cached.difference(&tracked_set).collect();
             let mut extra: Vec<_> = tracked_set.difference(&cached).collect();

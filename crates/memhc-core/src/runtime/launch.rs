@@ -62,7 +62,9 @@ impl<B: Backend> Runtime<B> {
         if outcome.is_ok() {
             outcome = self.order_and_run(stream, accesses, work);
         }
-        let fenced = self.fence_launch(stream, &acquired);
+        // A launch that failed may not have made its stream wait for every earlier use of its
+        // objects: their histories must be kept, not replaced by its event.
+        let fenced = self.fence_launch(stream, &acquired, outcome.is_ok());
         self.pinned.clear();
         let outcome = outcome.and(fenced);
         let settled = match &outcome {
@@ -154,7 +156,7 @@ impl<B: Backend> Runtime<B> {
         acquired: &mut Vec<(ObjectId, bool)>,
     ) -> Result<()> {
         // The copies in queued so far must finish before their blocks move on.
-        self.fence_launch(stream, acquired)?;
+        self.fence_launch(stream, acquired, false)?;
         acquired.clear();
         for u in undo.drain(..) {
             if u.host.is_none() && u.was_resident {
@@ -285,7 +287,18 @@ impl<B: Backend> Runtime<B> {
     /// Records one event after everything the launch queued and attaches it to its objects:
     /// as a write to those it wrote (or copied in), as a read to the others. If the event cannot
     /// be recorded, waits for the stream instead, so that no buffer is left with untracked work.
-    fn fence_launch(&mut self, stream: usize, acquired: &[(ObjectId, bool)]) -> Result<()> {
+    ///
+    /// A write replaces an object's history only if the launch is `ordered`: its stream waited
+    /// for every earlier use of every object (the launch got past `order_and_run`'s
+    /// waits). Otherwise a wait may have failed or never been queued (an output whose block
+    /// came from the free pool still in use by another stream), and the write is added to the
+    /// history instead, which keeps the earlier uses for the next user to wait on.
+    fn fence_launch(
+        &mut self,
+        stream: usize,
+        acquired: &[(ObjectId, bool)],
+        ordered: bool,
+    ) -> Result<()> {
         if acquired.is_empty() {
             return Ok(());
         }
@@ -305,8 +318,10 @@ impl<B: Backend> Runtime<B> {
             let Some(r) = self.cache.get_mut(id) else {
                 continue;
             };
-            if wrote {
+            if wrote && ordered {
                 r.hazards.set_write(event.clone());
+            } else if wrote {
+                r.hazards.add_write(event.clone());
             } else {
                 r.hazards.add_read(&self.backend, event.clone());
             }

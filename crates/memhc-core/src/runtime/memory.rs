@@ -11,13 +11,13 @@ use crate::error::{BackendError, Error, Result};
 use crate::free_pool::Pooled;
 use crate::hazards::Hazards;
 use crate::object::{ObjectId, State};
-use crate::policy::{IdMap, ResidentView};
+use crate::policy::{IdTable, ResidentView};
 
 /// The policy's view of the tables while it picks a victim.
 struct View<'a, B: Backend> {
     cache: &'a ElementCache<B>,
     pinned: &'a [ObjectId],
-    objects: &'a IdMap<Entry>,
+    objects: &'a IdTable<Entry>,
 }
 
 impl<B: Backend> ResidentView for View<'_, B> {

@@ -56,7 +56,7 @@ use crate::free_pool::FreePool;
 use crate::lifecycle::{Lifecycle, TransitionLog};
 use crate::lookahead::Lookahead;
 use crate::object::{Layout, ObjectId, ObjectKind, State};
-use crate::policy::{EvictionPolicy, IdMap, IdSet};
+use crate::policy::{EvictionPolicy, IdMap, IdSet, IdTable};
 use crate::stats::{ArenaUsage, Stats};
 
 pub use audit::AuditError;
@@ -100,7 +100,7 @@ pub struct Runtime<B: Backend> {
     streams: Vec<B::Stream>,
     config: Config,
     budget: usize,
-    objects: IdMap<Entry>,
+    objects: IdTable<Entry>,
     cache: ElementCache<B>,
     pool: FreePool<B>,
     /// The arena, in arena mode.
@@ -178,7 +178,7 @@ impl<B: Backend> Runtime<B> {
             backend,
             streams,
             budget,
-            objects: IdMap::default(),
+            objects: IdTable::default(),
             cache: ElementCache::default(),
             pool: FreePool::default(),
             arena,
@@ -257,7 +257,7 @@ impl<B: Backend> Runtime<B> {
     /// Registers host data as a host-backed object of `layout` (components back to back).
     pub fn register(&mut self, data: Vec<Complex64>, layout: Layout) -> Result<ObjectId> {
         let id = ObjectId::from_index(self.next_id);
-        check_len(&format!("object {id}"), &layout, data.len())?;
+        check_len(id, &layout, data.len())?;
         self.next_id += 1;
         self.objects.insert(
             id,
@@ -366,7 +366,7 @@ impl<B: Backend> Runtime<B> {
     /// buffers go to the free pool, or are freed).
     pub fn write(&mut self, id: ObjectId, data: Vec<Complex64>) -> Result<()> {
         let layout = self.entry(id)?.layout;
-        check_len(&format!("object {id}"), &layout, data.len())?;
+        check_len(id, &layout, data.len())?;
         let dropped = self.drop_device_copy(id);
         let (life, log) = self.life_mut(id)?;
         life.host_written(data, log)?;
@@ -431,10 +431,12 @@ impl<B: Backend> Runtime<B> {
     }
 }
 
-fn check_len(what: &str, layout: &Layout, got: usize) -> Result<()> {
+/// Checks that `got` values fill object `id` of `layout` (the message is formatted only when
+/// they do not).
+fn check_len(id: ObjectId, layout: &Layout, got: usize) -> Result<()> {
     if got != layout.elems() {
         return Err(Error::LengthMismatch {
-            what: what.to_owned(),
+            what: format!("object {id}"),
             expected: layout.elems(),
             got,
         });

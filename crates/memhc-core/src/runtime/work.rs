@@ -119,6 +119,17 @@ impl<'r, B: Backend> Components<'_, 'r, B> {
         })
     }
 
+    /// A packed object's components as plain arithmetic (`None` if the object is unpacked).
+    fn packed(&self) -> Option<Packed<'r, B>> {
+        let o = self.object;
+        o.whole.map(|(buffer, _, first)| Packed {
+            buffer,
+            first,
+            step: o.layout.component_elems(),
+            count: o.layout.components(),
+        })
+    }
+
     /// Number of components.
     pub fn len(&self) -> usize {
         self.object.layout.components()
@@ -127,6 +138,21 @@ impl<'r, B: Backend> Components<'_, 'r, B> {
     /// Whether the object has no components (never: layouts have at least one).
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// The components of a packed object: component `c` starts at `first + c * step` of `buffer`.
+struct Packed<'r, B: Backend> {
+    buffer: &'r B::Buffer,
+    first: usize,
+    step: usize,
+    count: usize,
+}
+
+impl<'r, B: Backend> Packed<'r, B> {
+    /// Where component `c` starts, or `None` past the last component (as [`Components::get`]).
+    fn get(&self, c: usize) -> Option<DeviceRef<'r, B::Buffer>> {
+        (c < self.count).then(|| DeviceRef::new(self.buffer, self.first + c * self.step))
     }
 }
 
@@ -306,14 +332,90 @@ impl<'r, B: Backend> Launch<'r, B> {
 
     /// Enqueues a pointer-array batch on the launch's stream.
     pub fn gemm_batched(&self, shape: &GemmShape, items: &[GemmItem<'_, B::Buffer>]) -> Result<()> {
-        let extents = if shape.is_empty() {
-            (0, 0, 0)
-        } else if shape.k == 0 {
-            (0, 0, shape.c_extent())
-        } else {
-            (shape.a_extent(), shape.b_extent(), shape.c_extent())
-        };
-        self.check_items(items, extents)?;
+        self.check_items(items, gemm_extents(shape))?;
+        self.backend.gemm_batched(self.stream, shape, items)?;
+        Ok(())
+    }
+
+    /// Enqueues a pointer-array batch of products of components: item `i` takes A, B and C at
+    /// the start of components `components[i]` of the launch's objects `objects` (indices in
+    /// its access list, in the backend's operand order), built in `items` (a list the caller
+    /// may reuse from one batch to the next; it holds the items afterwards).
+    ///
+    /// The same as building the items with [`Launch::components`] and calling
+    /// [`Launch::gemm_batched`], errors included, but cheaper: when no operand spans more
+    /// than one component and C's object is written, every operand lies in its object by
+    /// construction, so the items need no check one by one.
+    pub fn gemm_batched_components(
+        &self,
+        shape: &GemmShape,
+        objects: (usize, usize, usize),
+        components: impl IntoIterator<Item = (usize, usize, usize)>,
+        items: &mut Vec<GemmItem<'r, B::Buffer>>,
+    ) -> Result<()> {
+        let (a, b, c) = (
+            self.components(objects.0)?,
+            self.components(objects.1)?,
+            self.components(objects.2)?,
+        );
+        items.clear();
+        if let (Some(pa), Some(pb), Some(pc)) = (a.packed(), b.packed(), c.packed()) {
+            // Packed objects (the usual case): each component's start worked out directly.
+            for (x, y, z) in components {
+                match (pa.get(x), pb.get(y), pc.get(z)) {
+                    (Some(ra), Some(rb), Some(rc)) => items.push(GemmItem {
+                        a: ra,
+                        b: rb,
+                        c: rc,
+                    }),
+                    _ => {
+                        a.component(x)?;
+                        b.component(y)?;
+                        c.component(z)?;
+                    }
+                }
+            }
+            return self.gemm_built(shape, (a, b, c), items);
+        }
+        for (x, y, z) in components {
+            match (a.get(x), b.get(y), c.get(z)) {
+                (Some(ra), Some(rb), Some(rc)) => items.push(GemmItem {
+                    a: ra,
+                    b: rb,
+                    c: rc,
+                }),
+                _ => {
+                    // Name the first component out of range.
+                    a.component(x)?;
+                    b.component(y)?;
+                    c.component(z)?;
+                }
+            }
+        }
+        self.gemm_built(shape, (a, b, c), items)
+    }
+
+    /// Enqueues the items [`Launch::gemm_batched_components`] built from components of
+    /// `objects`, checking them one by one only if they may reach out of their objects.
+    fn gemm_built(
+        &self,
+        shape: &GemmShape,
+        (a, b, c): (
+            Components<'_, 'r, B>,
+            Components<'_, 'r, B>,
+            Components<'_, 'r, B>,
+        ),
+        items: &[GemmItem<'r, B::Buffer>],
+    ) -> Result<()> {
+        let extents = gemm_extents(shape);
+        let within = |o: &Bound<'r, B>, extent: usize| extent <= o.layout.component_elems();
+        let inside = within(a.object, extents.0)
+            && within(b.object, extents.1)
+            && within(c.object, extents.2)
+            && c.object.access.mode.writes();
+        if !inside {
+            self.check_items(items, extents)?;
+        }
         self.backend.gemm_batched(self.stream, shape, items)?;
         Ok(())
     }
@@ -354,13 +456,7 @@ impl<'r, B: Backend> Launch<'r, B> {
                 .and_then(|s| s.checked_add(extent))
                 .ok_or_else(|| Error::LaunchMisuse("a strided batch overflows usize".into()))
         };
-        let (ea, eb, ec) = if shape.is_empty() {
-            (0, 0, 0)
-        } else if shape.k == 0 {
-            (0, 0, shape.c_extent())
-        } else {
-            (shape.a_extent(), shape.b_extent(), shape.c_extent())
-        };
+        let (ea, eb, ec) = gemm_extents(shape);
         let mut hint = 0;
         self.check_input(
             &Operand::of(&batch.a, whole(batch.stride_a, ea)?),
@@ -377,5 +473,16 @@ impl<'r, B: Backend> Launch<'r, B> {
         self.backend
             .gemm_strided_batched(self.stream, shape, batch)?;
         Ok(())
+    }
+}
+
+/// The elements the A, B and C of one item of `shape` span (0 for an operand not read).
+fn gemm_extents(shape: &GemmShape) -> (usize, usize, usize) {
+    if shape.is_empty() {
+        (0, 0, 0)
+    } else if shape.k == 0 {
+        (0, 0, shape.c_extent())
+    } else {
+        (shape.a_extent(), shape.b_extent(), shape.c_extent())
     }
 }

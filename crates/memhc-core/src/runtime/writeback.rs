@@ -131,7 +131,7 @@ impl<B: Backend> Runtime<B> {
     /// The write-back invariants, for `audit()`: exactly the `WritingBack` objects have a
     /// write-back in flight.
     pub(super) fn audit_write_backs(&self, bad: &mut Vec<String>) {
-        for (&id, e) in &self.objects {
+        for (id, e) in self.objects.iter() {
             let writing = e.life.kind() == crate::object::State::WritingBack;
             if writing != self.pending.contains_key(&id) {
                 bad.push(format!(
