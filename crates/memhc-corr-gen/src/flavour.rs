@@ -63,3 +63,18 @@ pub fn two_isovectors(isospin: u32) -> Option<FlavourOp> {
     }
     Some(FlavourOp { components })
 }
+
+/// The two-isovector operator in the charge basis: `|1, i3a⟩ |1, i3b⟩` (no isospin
+/// projection, as when the isospin combinations are formed afterwards from the correlators).
+pub fn charge_pair(i3a: i32, i3b: i32) -> FlavourOp {
+    let mut components = Vec::new();
+    for (c1, b1) in isovector(i3a) {
+        for (c2, b2) in isovector(i3b) {
+            components.push(Component {
+                coeff: c1 * c2,
+                bilinears: vec![b1, b2],
+            });
+        }
+    }
+    FlavourOp { components }
+}

@@ -5,5 +5,9 @@
 //! presets `a1_rhopi`, `f0d2` and `f0d4` of the MemHC paper's Table 4.
 #![forbid(unsafe_code)]
 
+pub mod build;
 pub mod flavour;
+pub mod model;
+pub mod presets;
+pub mod sharing;
 pub mod wick;
