@@ -22,7 +22,13 @@ pub mod error;
 pub mod format;
 pub mod io;
 pub mod model;
+pub mod output;
+pub mod plan;
+pub mod reference;
+pub mod run;
 pub mod seed;
+#[cfg(feature = "hdf5")]
+mod hdf5_out;
 mod validate;
 
 pub use data::write_npy;
@@ -31,6 +37,9 @@ pub use format::{
     CorrFile, CorrelatorSpec, DataSource, GraphSpec, LoopSpec, MappingSpec, NodeKind, NodeSpec,
     PairsSpec, TimePairSpec,
 };
+pub use output::{CorrelatorValues, Correlators, Value};
+pub use run::{Progress, run};
 pub use io::{load, parse, save};
+pub use plan::{Operand, Order, Plan, PlanOptions, PlanReport, Stage, plan};
 pub use model::{Correlator, Graph, Loop, LoopKind, Model, Node, TimePair};
 pub use validate::is_valid_id;
