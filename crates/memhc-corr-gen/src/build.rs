@@ -63,8 +63,20 @@ pub fn build(
                 .collect();
             pairs.push((tp, graphs));
         }
+        let momentum = sink.terms.first().map_or([0; 3], |t| {
+            t.mesons.iter().fold([0; 3], |acc, m| {
+                [
+                    acc[0] + m.momentum[0],
+                    acc[1] + m.momentum[1],
+                    acc[2] + m.momentum[2],
+                ]
+            })
+        });
         b.out.correlators.push(Correlator {
-            name: format!("{}_x_{}", sink.name, source.name),
+            name: format!("{}.x.{}", sink.name, source.name),
+            sink: sink.name.clone(),
+            source: source.name.clone(),
+            momentum,
             pairs,
         });
     }

@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 pub mod build;
+pub mod file;
 pub mod flavour;
 pub mod model;
 pub mod presets;

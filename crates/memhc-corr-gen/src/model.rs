@@ -82,18 +82,33 @@ impl NodeKey {
         }
     }
 
-    /// A readable, unique id: `rho_z^dag.p1,0,0.nabla_z.t0-t8` (an empty displacement is
-    /// `local`).
+    /// A readable, unique id of the file's id alphabet: `rho_z.dag.p1_0_m1.nabla_z.t0.to8`
+    /// (`.dag` at the source, `m` for a minus sign, `local` for no displacement, then the time
+    /// slice and the time slice the quark line runs to).
     pub fn id(&self) -> String {
+        let m = |v: i32| {
+            if v < 0 {
+                format!("m{}", -v)
+            } else {
+                v.to_string()
+            }
+        };
         let [x, y, z] = self.meson.momentum;
         let d = if self.meson.displacement.is_empty() {
             "local"
         } else {
             &self.meson.displacement
         };
+        let dag = match self.end {
+            End::Sink => "",
+            End::Source => ".dag",
+        };
         format!(
-            "{}.p{x},{y},{z}.{d}.t{}-t{}",
-            self.operator_name(),
+            "{}{dag}.p{}_{}_{}.{d}.t{}.to{}",
+            self.meson.operator,
+            m(x),
+            m(y),
+            m(z),
             self.time,
             self.to
         )
@@ -125,8 +140,14 @@ pub struct TimePair {
 /// (indices into [`Generated::graphs`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Correlator {
-    /// `sink_name x source_name`.
+    /// `sink_name.x.source_name`.
     pub name: String,
+    /// The sink interpolator's name.
+    pub sink: String,
+    /// The source interpolator's name.
+    pub source: String,
+    /// The total momentum (of the sink's first term).
+    pub momentum: Momentum,
     /// At each time pair, the graphs summed.
     pub pairs: Vec<(TimePair, Vec<usize>)>,
 }
