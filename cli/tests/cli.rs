@@ -1,6 +1,8 @@
 //! The `memhc` binary: the happy path (generate, plan, run verified against the reference)
 //! and bad input (one line on stderr, exit code 2).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::PathBuf;
 use std::process::Command;
 

@@ -207,7 +207,11 @@ pub fn contract(sink: &FlavourOp, source: &FlavourOp) -> Vec<Diagram> {
             let coeff = a.coeff * b.coeff;
             for perm in joinings(&slots) {
                 let loops = cycles(&slots, &perm);
-                let sign = if loops.len() % 2 == 0 { 1.0 } else { -1.0 };
+                let sign = if loops.len().is_multiple_of(2) {
+                    1.0
+                } else {
+                    -1.0
+                };
                 *sum.entry(loops).or_insert(0.0) += sign * coeff;
             }
         }

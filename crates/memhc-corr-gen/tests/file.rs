@@ -1,5 +1,7 @@
 //! Generated files pass the format's validation, and the planner's counts of the presets.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::BTreeMap;
 use std::path::Path;
 

@@ -1,6 +1,8 @@
 //! The presets' sizes: exact counts (a change to the generator shows here), and how close
 //! they come to the MemHC paper's Table 4.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use memhc_corr_gen::presets::Preset;
 use memhc_corr_gen::sharing::shared_contractions;
 use memhc_corr_gen::wick::Topology;

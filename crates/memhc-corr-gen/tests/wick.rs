@@ -1,5 +1,7 @@
 //! Wick contractions against cases worked out by hand (docs/correlator-presets.md).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use memhc_corr_gen::flavour::{isoscalar, isovector, single, two_isovectors};
 use memhc_corr_gen::wick::{Diagram, Slot, Topology, contract};
 
