@@ -14,7 +14,9 @@
 //!   inputs through the element cache, outputs as GPU-only objects, packed by default, terms
 //!   accumulated layer by layer with `beta = 1` (or the paper's temporaries, selectable), vectors
 //!   run concurrently on several streams, correlator traces computed on the device.
-//! * [`mod@reference`]: the independent implementation tests compare against.
+//! * [`mod@reference`]: the independent implementation tests compare against;
+//!   [`dense`] evaluates whole correlator graphs with it, as plain `4N x 4N` products and
+//!   traces.
 //!
 //! ```
 //! use hadron::{Contraction, Engine, HadronNode, NodeShape, SpinMapping, TracePairs, reference};
@@ -41,6 +43,7 @@
 #![forbid(unsafe_code)]
 
 pub mod contraction;
+pub mod dense;
 pub mod engine;
 pub mod error;
 pub mod mapping;

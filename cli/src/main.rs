@@ -1,0 +1,307 @@
+//! `memhc`: correlation functions from a `memhc-corr/1` file. `memhc gen PRESET -o FILE`
+//! writes a preset workload, `memhc plan FILE` prints the planner's report, `memhc run FILE`
+//! plans, runs on the runtime and writes the correlators. Bad input: one line on stderr, exit
+//! code 2.
+#![forbid(unsafe_code)]
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Parser, Subcommand};
+use hadron::Engine;
+use indicatif::{ProgressBar, ProgressStyle};
+use memhc_core::{Config, Runtime};
+use memhc_corr::{Order, PlanOptions};
+use memhc_corr_gen::file::{FileOptions, to_file};
+use memhc_corr_gen::presets::Preset;
+use memhc_host::HostBackend;
+use memhc_synth::args::{parse_bytes, parse_modes, parse_policies};
+
+/// Correlation functions on memhc: generate a workload, plan it, run it.
+#[derive(Debug, Parser)]
+#[command(name = "memhc", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Write a preset workload (a1_rhopi, f0d2, f0d4: the MemHC paper's Table 4).
+    Gen {
+        /// The preset.
+        preset: String,
+        /// N: each of a node's 16 spin components is N x N (default: the paper's).
+        #[arg(long)]
+        tensor_size: Option<usize>,
+        /// Base seed of the node data.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Where to write the file.
+        #[arg(short, long)]
+        out: PathBuf,
+    },
+    /// Print the planner's report: contractions before and after sharing, flops, peak bytes.
+    Plan {
+        /// The correlator file.
+        file: PathBuf,
+        #[command(flatten)]
+        planning: Planning,
+    },
+    /// Plan, run on the runtime, and write the correlators.
+    Run {
+        /// The correlator file.
+        file: PathBuf,
+        #[command(flatten)]
+        planning: Planning,
+        /// Eviction policies, comma separated, or `all`.
+        #[arg(long, default_value = "lru")]
+        policy: String,
+        /// Modes, comma separated (naive, reorg, reorg-sync, optimal), or `all`.
+        #[arg(long, default_value = "optimal")]
+        mode: String,
+        /// Streams.
+        #[arg(long, default_value_t = 4)]
+        streams: usize,
+        /// Device budget in bytes (K, M, G, T suffixes); default: the plan's peak (no eviction).
+        #[arg(long, value_parser = parse_bytes)]
+        budget: Option<u64>,
+        /// Backend: host (the CPU reference device).
+        #[arg(long, default_value = "host")]
+        backend: String,
+        /// Write the correlators of the first run (.json or .csv).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Check every correlator against the independent dense reference (1e-12 relative).
+        #[arg(long)]
+        verify: bool,
+        /// Write one JSON record per policy and mode (plan report and statistics).
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+struct Planning {
+    /// Compute every loop on its own (no shared partial products).
+    #[arg(long)]
+    no_sharing: bool,
+    /// Run the work in the file's order instead of the planner's.
+    #[arg(long)]
+    file_order: bool,
+    /// Contractions per vector.
+    #[arg(long, default_value_t = 16)]
+    vector_size: usize,
+}
+
+impl Planning {
+    fn options(&self) -> PlanOptions {
+        PlanOptions {
+            sharing: !self.no_sharing,
+            order: if self.file_order {
+                Order::File
+            } else {
+                Order::Planned
+            },
+            vector_size: self.vector_size.max(1),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    match execute(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("memhc: {}", e.lines().next().unwrap_or(""));
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn execute(cli: Cli) -> Result<(), String> {
+    match cli.command {
+        Command::Gen {
+            preset,
+            tensor_size,
+            seed,
+            out,
+        } => {
+            let p: Preset = preset.parse().map_err(|e| format!("{e}"))?;
+            let n = tensor_size.unwrap_or(p.paper().tensor_size);
+            if n == 0 {
+                return Err("--tensor-size must be at least 1".into());
+            }
+            let g = p.generate();
+            let keys = BTreeMap::from([("channel".to_owned(), p.name().to_owned())]);
+            let file = to_file(
+                &g,
+                &FileOptions {
+                    tensor_size: n,
+                    seed,
+                    keys,
+                },
+            );
+            memhc_corr::save(&file, &out).map_err(|e| e.to_string())?;
+            println!(
+                "{}: {} nodes, {} graphs, {} correlators, {} contractions without sharing, N = {n} -> {}",
+                p,
+                g.nodes.len(),
+                g.graphs.len(),
+                g.correlators.len(),
+                g.contractions(),
+                out.display()
+            );
+            Ok(())
+        }
+        Command::Plan { file, planning } => {
+            let model = memhc_corr::load(&file).map_err(|e| e.to_string())?;
+            let plan = memhc_corr::plan(&model, &planning.options()).map_err(|e| e.to_string())?;
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&plan.report).map_err(|e| e.to_string())?
+            );
+            Ok(())
+        }
+        Command::Run {
+            file,
+            planning,
+            policy,
+            mode,
+            streams,
+            budget,
+            backend,
+            out,
+            verify,
+            json,
+        } => {
+            if backend != "host" {
+                return Err(format!(
+                    "--backend {backend}: this build runs correlators on host only"
+                ));
+            }
+            let policies = parse_policies(&policy).map_err(|e| e.to_string())?;
+            let modes = parse_modes(&mode).map_err(|e| e.to_string())?;
+            let model = memhc_corr::load(&file).map_err(|e| e.to_string())?;
+            let plan = memhc_corr::plan(&model, &planning.options()).map_err(|e| e.to_string())?;
+            let report = &plan.report;
+            let budget = budget.unwrap_or(report.peak_bytes.max(1));
+            let reference = if verify {
+                Some(memhc_corr::reference::correlators(&model).map_err(|e| e.to_string())?)
+            } else {
+                None
+            };
+            let mut records = Vec::new();
+            let mut first = true;
+            println!(
+                "{:<8} {:<10} {:>9} {:>12} {:>12} {:>8} {:>8} {:>10}",
+                "policy", "mode", "wall_s", "h2d_bytes", "d2h_bytes", "hits", "misses", "evictions"
+            );
+            for &m in &modes {
+                for &p in &policies {
+                    let mut config = Config::for_mode(m);
+                    config.policy = p;
+                    config.streams = streams.max(1);
+                    config.budget = Some(budget as usize);
+                    let rt = Runtime::new(HostBackend::new(budget as usize), config)
+                        .map_err(|e| e.to_string())?;
+                    let mut engine = Engine::new(rt);
+                    let bar = ProgressBar::new(plan.stages.len() as u64);
+                    bar.set_style(
+                        ProgressStyle::with_template("{bar:40} {pos}/{len} stages {elapsed}")
+                            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                    );
+                    let start = Instant::now();
+                    let values = memhc_corr::run(&plan, &mut engine, &mut |pr| {
+                        bar.set_position(pr.done as u64)
+                    })
+                    .map_err(|e| e.to_string())?;
+                    let wall = start.elapsed().as_secs_f64();
+                    bar.finish_and_clear();
+                    let stats = engine.runtime().stats();
+                    println!(
+                        "{:<8} {:<10} {:>9.3} {:>12} {:>12} {:>8} {:>8} {:>10}",
+                        p.name(),
+                        m.name(),
+                        wall,
+                        stats.h2d_bytes,
+                        stats.d2h_bytes,
+                        stats.hits,
+                        stats.misses,
+                        stats.evictions
+                    );
+                    if let Some(r) = &reference {
+                        check(&values, r)?;
+                    }
+                    if first {
+                        if let Some(path) = &out {
+                            write_values(&values, path)?;
+                        }
+                        first = false;
+                    }
+                    records.push(serde_json::json!({
+                        "policy": p.name(), "mode": m.name(), "budget": budget, "wall_s": wall,
+                        "plan": report, "stats": stats,
+                    }));
+                }
+            }
+            if verify {
+                println!("verified against the dense reference: every value within 1e-12 relative");
+            }
+            if let Some(path) = json {
+                let text = serde_json::to_string_pretty(&records).map_err(|e| e.to_string())?;
+                std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+            }
+            Ok(())
+        }
+    }
+}
+
+fn write_values(values: &memhc_corr::Correlators, path: &std::path::Path) -> Result<(), String> {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let text = match ext {
+        "json" => serde_json::to_string_pretty(values).map_err(|e| e.to_string())?,
+        "csv" => {
+            let mut s = String::from("correlator,source,sink,re,im\n");
+            for c in &values.correlators {
+                for v in &c.values {
+                    s.push_str(&format!(
+                        "{},{},{},{:?},{:?}\n",
+                        c.name, v.source, v.sink, v.re, v.im
+                    ));
+                }
+            }
+            s
+        }
+        other => {
+            return Err(format!(
+                "--out {}: unknown extension '{other}' (json or csv)",
+                path.display()
+            ));
+        }
+    };
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn check(got: &memhc_corr::Correlators, want: &memhc_corr::Correlators) -> Result<(), String> {
+    for (g, w) in got.correlators.iter().zip(&want.correlators) {
+        for (a, b) in g.values.iter().zip(&w.values) {
+            let err = (a.complex() - b.complex()).norm();
+            if err > 1e-12 * b.complex().norm().max(1e-300) {
+                return Err(format!(
+                    "verify: correlator {} at ({}, {}) differs from the reference by {err:e}",
+                    g.name, a.source, a.sink
+                ));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,122 @@
+//! The `memhc` binary: the happy path (generate, plan, run verified against the reference)
+//! and bad input (one line on stderr, exit code 2).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn memhc() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_memhc"))
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("memhc-cli-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn generate_plan_and_run_a_preset() {
+    let d = dir("happy");
+    let file = d.join("a1.json");
+    let out = memhc()
+        .args(["gen", "a1_rhopi", "--tensor-size", "2", "-o"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let plan = memhc().arg("plan").arg(&file).output().unwrap();
+    assert!(plan.status.success());
+    assert!(String::from_utf8_lossy(&plan.stdout).contains("\"contractions_without_sharing\": 68"));
+    let csv = d.join("a1.csv");
+    let run = memhc()
+        .arg("run")
+        .arg(&file)
+        .args([
+            "--verify",
+            "--policy",
+            "lru,belady",
+            "--mode",
+            "naive,optimal",
+            "--out",
+        ])
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.starts_with("correlator,source,sink,re,im\n"));
+    assert_eq!(text.lines().count(), 1 + 256);
+}
+
+fn one_line_exit_2(args: &[&str], file: Option<(&str, &str)>, needle: &str) {
+    let d = dir(needle.split_whitespace().next().unwrap_or("x"));
+    let mut cmd = memhc();
+    cmd.args(args);
+    if let Some((name, text)) = file {
+        let p = d.join(name);
+        std::fs::write(&p, text).unwrap();
+        cmd.arg(&p);
+    }
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(needle), "{err}");
+}
+
+const NODES: &str = r#"{"id": "a", "spins": 16, "dims": [2, 2], "data": {"seed": 1}},
+  {"id": "b", "spins": 16, "dims": [2, 2], "data": {"seed": 2}},
+  {"id": "c", "spins": 16, "dims": [3, 2], "data": {"seed": 3}}"#;
+
+fn corr(loop_nodes: &str, times: &str) -> String {
+    format!(
+        r#"{{"format": "memhc-corr/1", "nodes": [{NODES}],
+        "graphs": [{{"id": "g0", "loops": [{{"nodes": {loop_nodes}}}]}}],
+        "correlators": [{{"name": "C", "times": {times}}}]}}"#
+    )
+}
+
+#[test]
+fn bad_input_is_one_line_naming_the_graph_and_node() {
+    let ok_times = r#"[{"source": 0, "sink": 1, "graphs": ["g0"]}]"#;
+    one_line_exit_2(
+        &["plan"],
+        Some(("u.json", &corr(r#"["a", "zz"]"#, ok_times))),
+        "graph g0",
+    );
+    one_line_exit_2(
+        &["plan"],
+        Some(("d.json", &corr(r#"["a", "c", "b"]"#, ok_times))),
+        "graph g0",
+    );
+    one_line_exit_2(
+        &["plan"],
+        Some(("l.json", &corr(r#"["c"]"#, ok_times))),
+        "graph g0",
+    );
+    one_line_exit_2(
+        &["plan"],
+        Some((
+            "t.json",
+            &corr(
+                r#"["a", "b"]"#,
+                r#"[{"source": 0, "sink": 1, "graphs": []}]"#,
+            ),
+        )),
+        "time pair",
+    );
+    let npy = corr(r#"["a", "b"]"#, ok_times).replace(r#""seed": 1"#, r#""npy": "missing.npy""#);
+    one_line_exit_2(&["plan"], Some(("n.json", &npy)), "node a");
+    let spin = corr(r#"["a", "b", "a"]"#, ok_times).replace(
+        r#""nodes": ["a", "b", "a"]"#,
+        r#""nodes": ["a", "b", "a"], "mappings": [[[0, 99, 0]]]"#,
+    );
+    one_line_exit_2(&["plan"], Some(("s.json", &spin)), "graph g0");
+    one_line_exit_2(&["gen", "nope", "-o", "/dev/null"], None, "unknown preset");
+}

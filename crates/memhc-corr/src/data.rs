@@ -1,0 +1,169 @@
+//! Node data: seeded values, `.npy` files and (with the `hdf5` feature) HDF5 datasets. The
+//! files are checked when a file is loaded (present, the right type and shape, long enough)
+//! and read when a run needs the values.
+
+use std::fs::File;
+use std::io::{BufReader, Seek};
+
+use hadron::{HadronNode, NodeShape};
+use ndarray_npy::ReadableElement;
+use ndarray_npy::npy::header::Header;
+use num_complex::Complex64;
+
+use crate::error::{Invalid, Problem, Result};
+use crate::format::DataSource;
+
+fn bad(id: &str, message: String) -> Invalid {
+    Invalid::at(format!("node {id}"), Problem::Data(message))
+}
+
+/// A Python-style shape: `(16, 8, 8)`.
+fn shape_text(shape: &[usize]) -> String {
+    let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
+    match dims.len() {
+        1 => format!("({},)", dims[0]),
+        _ => format!("({})", dims.join(", ")),
+    }
+}
+
+/// Checks that node `id`'s data is there and fits `shape`, without reading the values.
+pub(crate) fn check(id: &str, shape: &NodeShape, data: &DataSource) -> Result<(), Invalid> {
+    match data {
+        DataSource::Seed(_) => Ok(()),
+        DataSource::Npy(path) => npy_header(path, shape)
+            .map(|_| ())
+            .map_err(|m| bad(id, format!("{path}: {m}"))),
+        DataSource::Hdf5 { file, dataset } => {
+            hdf5_data::check(file, dataset, shape).map_err(|m| bad(id, format!("{file}: {m}")))
+        }
+    }
+}
+
+/// Node `id`'s values.
+pub(crate) fn load(id: &str, shape: &NodeShape, data: &DataSource) -> Result<HadronNode> {
+    let values = match data {
+        DataSource::Seed(seed) => {
+            let len = shape.layout()?.elems();
+            crate::seed::values(*seed, len)
+        }
+        DataSource::Npy(path) => {
+            read_npy(path, shape).map_err(|m| bad(id, format!("{path}: {m}")))?
+        }
+        DataSource::Hdf5 { file, dataset } => {
+            hdf5_data::read(file, dataset, shape).map_err(|m| bad(id, format!("{file}: {m}")))?
+        }
+    };
+    Ok(HadronNode::from_vec(shape, values)?)
+}
+
+/// Opens a `.npy` file and checks its header and length against `shape`; the reader is left
+/// at the start of the data.
+fn npy_header(path: &str, shape: &NodeShape) -> Result<(BufReader<File>, Header), String> {
+    let expected = format!(
+        "expected complex128 ('<c16') of shape {} in C order",
+        shape_text(&shape.array_shape())
+    );
+    let file = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+    let total = file.metadata().map_err(|e| e.to_string())?.len();
+    let mut reader = BufReader::new(file);
+    let header = Header::from_reader(&mut reader).map_err(|e| format!("not a .npy file: {e}"))?;
+    let descr = header
+        .type_descriptor
+        .as_string()
+        .cloned()
+        .unwrap_or_default();
+    let complex128 = matches!(descr.as_str(), "<c16" | ">c16");
+    if !complex128 || header.shape != shape.array_shape() || header.layout.is_fortran() {
+        let order = if header.layout.is_fortran() {
+            " in Fortran order"
+        } else {
+            ""
+        };
+        return Err(format!(
+            "{expected}, found '{descr}' of shape {}{order}",
+            shape_text(&header.shape)
+        ));
+    }
+    let start = reader.stream_position().map_err(|e| e.to_string())?;
+    let need = shape.layout().map_err(|e| e.to_string())?.bytes() as u64;
+    if total.saturating_sub(start) < need {
+        return Err(format!(
+            "short file: {} bytes of data, the shape needs {need}",
+            total.saturating_sub(start)
+        ));
+    }
+    Ok((reader, header))
+}
+
+fn read_npy(path: &str, shape: &NodeShape) -> Result<Vec<Complex64>, String> {
+    let (mut reader, header) = npy_header(path, shape)?;
+    let len = shape.layout().map_err(|e| e.to_string())?.elems();
+    Complex64::read_to_end_exact_vec(&mut reader, &header.type_descriptor, len)
+        .map_err(|e| format!("unreadable data: {e}"))
+}
+
+/// Writes `node` as a complex128 `.npy` file in C order (for tests and generators).
+pub fn write_npy(path: &std::path::Path, node: &HadronNode) -> Result<()> {
+    let file = File::create(path).map_err(|e| crate::CorrError::io(path, e))?;
+    ndarray_npy::WriteNpyExt::write_npy(node.array(), std::io::BufWriter::new(file))
+        .map_err(|e| crate::CorrError::io(path, e))
+}
+
+#[cfg(feature = "hdf5")]
+mod hdf5_data {
+    use hadron::NodeShape;
+    use num_complex::Complex64;
+
+    fn dataset(file: &str, name: &str, shape: &NodeShape) -> Result<hdf5::Dataset, String> {
+        let f = hdf5::File::open(file).map_err(|e| format!("cannot open: {e}"))?;
+        let d = f
+            .dataset(name)
+            .map_err(|e| format!("no dataset {name}: {e}"))?;
+        if d.shape() != shape.array_shape() {
+            return Err(format!(
+                "dataset {name}: expected shape {:?}, found {:?}",
+                shape.array_shape(),
+                d.shape()
+            ));
+        }
+        Ok(d)
+    }
+
+    pub(super) fn check(file: &str, name: &str, shape: &NodeShape) -> Result<(), String> {
+        let d = dataset(file, name, shape)?;
+        let t = d.dtype().map_err(|e| e.to_string())?;
+        if !t.is::<Complex64>() {
+            return Err(format!(
+                "dataset {name}: expected complex128 (compound r, i of float64)"
+            ));
+        }
+        Ok(())
+    }
+
+    pub(super) fn read(
+        file: &str,
+        name: &str,
+        shape: &NodeShape,
+    ) -> Result<Vec<Complex64>, String> {
+        check(file, name, shape)?;
+        let d = dataset(file, name, shape)?;
+        d.read_raw::<Complex64>()
+            .map_err(|e| format!("dataset {name}: {e}"))
+    }
+}
+
+#[cfg(not(feature = "hdf5"))]
+mod hdf5_data {
+    use hadron::NodeShape;
+    use num_complex::Complex64;
+
+    const OFF: &str = "HDF5 node data needs memhc built with the `hdf5` feature";
+
+    pub(super) fn check(_: &str, _: &str, _: &NodeShape) -> Result<(), String> {
+        Err(OFF.into())
+    }
+
+    pub(super) fn read(_: &str, _: &str, _: &NodeShape) -> Result<Vec<Complex64>, String> {
+        Err(OFF.into())
+    }
+}

@@ -1,0 +1,71 @@
+//! Reading and writing correlator files: JSON into [`CorrFile`] (the format key checked
+//! first, so another version is reported as such), then checked into a [`Model`].
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::error::{CorrError, Invalid, Problem, Result};
+use crate::format::{CorrFile, FORMAT};
+use crate::model::Model;
+
+#[derive(Deserialize)]
+struct Probe {
+    #[serde(default)]
+    format: Option<String>,
+}
+
+/// Reads the correlator file at `path` and checks it (data files beside it included).
+///
+/// A file that cannot be read is [`CorrError::Io`], JSON that does not fit the format
+/// [`CorrError::Json`], anything else wrong [`CorrError::Invalid`]: one line each, naming the
+/// file and the place.
+pub fn load(path: &Path) -> Result<Model> {
+    let text = std::fs::read_to_string(path).map_err(|e| CorrError::io(path, e))?;
+    let dir = path.parent().unwrap_or(Path::new(""));
+    parse(&text, &path.display().to_string(), dir)
+}
+
+/// Parses and checks `text` as the file named `file`, relative data paths taken from `dir`.
+pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Model> {
+    let parsed = parse_file(text, file)?;
+    Model::new(parsed, dir).map_err(|e| match e {
+        CorrError::Invalid(i) => CorrError::Invalid(i.within(file)),
+        other => other,
+    })
+}
+
+/// Parses `text` (the file named `file`) into a [`CorrFile`] without checking it further.
+pub fn parse_file(text: &str, file: &str) -> Result<CorrFile> {
+    let probe: Probe = serde_json::from_str(text).map_err(|e| json_error(file, &e))?;
+    if let Some(f) = probe.format.filter(|f| f != FORMAT) {
+        return Err(Invalid::at(
+            "format",
+            Problem::UnknownFormat(f.escape_debug().to_string()),
+        )
+        .within(file)
+        .into());
+    }
+    serde_json::from_str(text).map_err(|e| json_error(file, &e))
+}
+
+/// Writes `file` to `path` as pretty-printed JSON.
+pub fn save(file: &CorrFile, path: &Path) -> Result<()> {
+    let text = serde_json::to_string_pretty(file).map_err(|e| CorrError::io(path, e))?;
+    std::fs::write(path, text + "\n").map_err(|e| CorrError::io(path, e))
+}
+
+fn json_error(file: &str, e: &serde_json::Error) -> CorrError {
+    let text = e.to_string().replace('\n', " ");
+    if e.line() == 0 {
+        return CorrError::Json {
+            place: file.to_owned(),
+            message: text,
+        };
+    }
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    CorrError::Json {
+        place: format!("{file}: line {} column {}", e.line(), e.column()),
+        message: text.strip_suffix(&suffix).unwrap_or(&text).to_owned(),
+    }
+}

@@ -1,0 +1,278 @@
+//! The planner: the whole file at once.
+//!
+//! [`plan`] turns a [`Model`] into a [`Plan`]: the distinct partial products and traces of
+//! every loop of every graph used by a correlator ([`build`](self) chooses each loop's
+//! reduction order with a cost model and shares identical products through canonical
+//! [`keys`]), put in an order that keeps memory low and reuse high, grouped into stages
+//! (a vector of independent contractions, then the traces they complete, then the releases
+//! of every object whose last use has passed), with the exact future of object uses for the
+//! Belady policy and for prefetch ([`Plan::future`]), and a [`PlanReport`].
+
+mod build;
+pub mod keys;
+mod order;
+
+use std::sync::Arc;
+
+use hadron::{NodeShape, SpinMapping, TracePairs};
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::model::Model;
+
+/// What a contraction or trace reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Operand {
+    /// An initial node: an index into [`Model::nodes`].
+    Node(usize),
+    /// A partial product: an index into [`Plan::products`].
+    Product(usize),
+    /// The identity meson of [`Plan::identities`]`[i]` (closes a loop of one node:
+    /// `Tr(M) = Tr(M · 1)`).
+    Identity(usize),
+}
+
+/// One distinct partial product: `contract(a, b, mapping)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Product {
+    /// The left operand.
+    pub a: Operand,
+    /// The right operand.
+    pub b: Operand,
+    /// The spin mapping.
+    pub mapping: Arc<SpinMapping>,
+    /// The output's shape.
+    pub shape: NodeShape,
+    /// Its flops (`8 m n k` per term).
+    pub flops: u64,
+}
+
+/// One distinct trace: `Σ_(i, j) in pairs Tr(A[i] · B[j])`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceJob {
+    /// The left operand.
+    pub a: Operand,
+    /// The right operand.
+    pub b: Operand,
+    /// The spin pairs.
+    pub pairs: Arc<TracePairs>,
+    /// Rows of A's components (the trace's scratch holds `pairs · rows` numbers).
+    pub rows: usize,
+    /// Its flops.
+    pub flops: u64,
+}
+
+/// One stage of the execution queue: a vector of independent contractions (run concurrently,
+/// contraction `i` on stream `i mod streams`), then the traces, then the releases.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stage {
+    /// Indices into [`Plan::products`]; none reads another's output.
+    pub contractions: Vec<usize>,
+    /// Indices into [`Plan::traces`], run after the contractions.
+    pub traces: Vec<usize>,
+    /// Objects whose last use is in this stage, released after it.
+    pub release: Vec<Operand>,
+}
+
+/// Which order the work runs in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    /// The planner's order (greedy: fewest new products, most reuse; see `order.rs`).
+    #[default]
+    Planned,
+    /// The traces in the order the file gives the graphs and loops.
+    File,
+}
+
+/// How to plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlanOptions {
+    /// Share identical partial products and traces across all loops, graphs and time pairs.
+    pub sharing: bool,
+    /// The order of the work.
+    pub order: Order,
+    /// At most this many contractions per vector (stage).
+    pub vector_size: usize,
+}
+
+impl Default for PlanOptions {
+    /// Sharing on, planner order, vectors of up to 16.
+    fn default() -> Self {
+        PlanOptions {
+            sharing: true,
+            order: Order::Planned,
+            vector_size: 16,
+        }
+    }
+}
+
+/// What the planner reports.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PlanReport {
+    /// Whether products were shared.
+    pub sharing: bool,
+    /// The order used.
+    pub order: Order,
+    /// Loops of the used graphs (each occurrence).
+    pub loops: u64,
+    /// Contractions if every loop were reduced on its own (`Σ (k − 2)`).
+    pub contractions_without_sharing: u64,
+    /// Contractions the plan runs.
+    pub contractions: u64,
+    /// Traces the plan runs.
+    pub traces: u64,
+    /// `1 − contractions / contractions_without_sharing` (0 when there are none).
+    pub shared_fraction: f64,
+    /// Flops of the plan's contractions and traces.
+    pub flops: u64,
+    /// Stages (vectors).
+    pub stages: u64,
+    /// Initial nodes the plan reads, and their bytes.
+    pub nodes: u64,
+    /// Bytes of the initial nodes read.
+    pub node_bytes: u64,
+    /// The most bytes alive at once in this plan's order when nothing is evicted.
+    pub peak_bytes: u64,
+    /// The same in the other order (file order for a planned plan, planner order for a
+    /// file-order plan), for comparison.
+    pub peak_bytes_other_order: u64,
+}
+
+/// A plan. See the [module documentation](self).
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The model planned (nodes, graphs, correlators and their metadata).
+    pub model: Model,
+    /// The distinct partial products.
+    pub products: Vec<Product>,
+    /// The distinct traces.
+    pub traces: Vec<TraceJob>,
+    /// Identity mesons used to close one-node loops.
+    pub identities: Vec<NodeShape>,
+    /// For each graph of the model, its loops' traces (empty for graphs no correlator uses).
+    pub graph_traces: Vec<Vec<usize>>,
+    /// The execution queue.
+    pub stages: Vec<Stage>,
+    /// The report.
+    pub report: PlanReport,
+}
+
+/// Plans `model` as `options` say. See the [module documentation](self).
+pub fn plan(model: &Model, options: &PlanOptions) -> Result<Plan> {
+    let built = build::Builder::new(model, options.sharing).build()?;
+    let planned = options.order == Order::Planned;
+    let make = |planned: bool| {
+        let order = order::trace_order(&built.products, &built.traces, planned);
+        order::stages(&built.products, &built.traces, &order, options.vector_size)
+    };
+    let stages = make(planned);
+    let other = make(!planned);
+    let mut plan = Plan {
+        model: model.clone(),
+        products: built.products,
+        traces: built.traces,
+        identities: built.identities,
+        graph_traces: built.graph_traces,
+        stages,
+        report: PlanReport {
+            sharing: options.sharing,
+            order: options.order,
+            loops: 0,
+            contractions_without_sharing: built.unshared_contractions,
+            contractions: 0,
+            traces: 0,
+            shared_fraction: 0.0,
+            flops: 0,
+            stages: 0,
+            nodes: 0,
+            node_bytes: 0,
+            peak_bytes: 0,
+            peak_bytes_other_order: 0,
+        },
+    };
+    let bytes = |op: Operand| plan.bytes(op);
+    let peak = order::peak_bytes(&plan.products, &plan.traces, &plan.stages, &bytes);
+    let peak_other = order::peak_bytes(&plan.products, &plan.traces, &other, &bytes);
+    let nodes = plan.used_nodes();
+    let r = PlanReport {
+        loops: plan.graph_traces.iter().map(|t| t.len() as u64).sum(),
+        contractions: plan.products.len() as u64,
+        traces: plan.traces.len() as u64,
+        shared_fraction: if built.unshared_contractions == 0 {
+            0.0
+        } else {
+            1.0 - plan.products.len() as f64 / built.unshared_contractions as f64
+        },
+        flops: plan.products.iter().map(|p| p.flops).sum::<u64>()
+            + plan.traces.iter().map(|t| t.flops).sum::<u64>(),
+        stages: plan.stages.len() as u64,
+        nodes: nodes.len() as u64,
+        node_bytes: nodes.iter().map(|&n| plan.bytes(Operand::Node(n))).sum(),
+        peak_bytes: peak,
+        peak_bytes_other_order: peak_other,
+        ..plan.report.clone()
+    };
+    plan.report = r;
+    Ok(plan)
+}
+
+impl Plan {
+    /// The bytes of an operand's values.
+    pub fn bytes(&self, op: Operand) -> u64 {
+        self.shape(op)
+            .and_then(|s| s.layout().ok())
+            .map_or(0, |l| l.bytes() as u64)
+    }
+
+    /// The shape of an operand.
+    pub fn shape(&self, op: Operand) -> Option<&NodeShape> {
+        match op {
+            Operand::Node(n) => self.model.nodes.get(n).map(|n| &n.shape),
+            Operand::Product(p) => self.products.get(p).map(|p| &p.shape),
+            Operand::Identity(i) => self.identities.get(i),
+        }
+    }
+
+    /// The initial nodes the plan reads, ascending.
+    pub fn used_nodes(&self) -> Vec<usize> {
+        let mut used = vec![false; self.model.nodes.len()];
+        let ops = self
+            .products
+            .iter()
+            .flat_map(|p| [p.a, p.b])
+            .chain(self.traces.iter().flat_map(|t| [t.a, t.b]));
+        for op in ops {
+            if let Operand::Node(n) = op {
+                used[n] = true;
+            }
+        }
+        (0..used.len()).filter(|&n| used[n]).collect()
+    }
+
+    /// The exact sequence of object uses the queue makes, in order: for each stage, each
+    /// contraction's `[a, b, out]` (`b` left out when it is `a`, as
+    /// [`hadron::Engine::uses`] does), then each trace's `[a, b]` (likewise). Mapped to object
+    /// ids, this is what [`memhc_core::Runtime::set_future`] wants (Belady, prefetch).
+    pub fn future(&self) -> Vec<Operand> {
+        let mut f = Vec::new();
+        for stage in &self.stages {
+            for &p in &stage.contractions {
+                let pr = &self.products[p];
+                f.push(pr.a);
+                if pr.b != pr.a {
+                    f.push(pr.b);
+                }
+                f.push(Operand::Product(p));
+            }
+            for &t in &stage.traces {
+                let tr = &self.traces[t];
+                f.push(tr.a);
+                if tr.b != tr.a {
+                    f.push(tr.b);
+                }
+            }
+        }
+        f
+    }
+}

@@ -1,0 +1,381 @@
+//! Checking a [`CorrFile`] into a [`Model`]: ids, shapes, loops, mappings, data files and
+//! correlators, each problem one [`Invalid`] naming the graph and node (or the node, or the
+//! correlator and time pair).
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
+
+use hadron::{HadronError, MatrixView, NodeShape, SpinMapping, Term, TracePairs};
+use num_complex::Complex64;
+
+use crate::error::{Invalid, Problem, Result};
+use crate::format::{
+    CorrFile, DataSource, GraphSpec, LoopSpec, MESON4X4, MappingSpec, NodeKind, PairsSpec,
+};
+use crate::model::{Correlator, Graph, Loop, LoopKind, Model, Node, TimePair};
+
+/// Whether `id` may name a node, graph or correlator: ASCII letters, digits, `_`, `-`, `.`,
+/// not empty, not starting with `.`.
+pub fn is_valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && !id.starts_with('.')
+        && id
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
+}
+
+fn check_id(place: &str, id: &str, seen: &mut HashSet<String>) -> Result<(), Invalid> {
+    if !is_valid_id(id) {
+        return Err(Invalid::at(
+            place,
+            Problem::BadId(id.escape_debug().to_string()),
+        ));
+    }
+    if !seen.insert(id.to_owned()) {
+        return Err(Invalid::at(place, Problem::DuplicateId(id.to_owned())));
+    }
+    Ok(())
+}
+
+/// See [`Model::new`].
+pub(crate) fn model(file: CorrFile, dir: &Path) -> Result<Model> {
+    if file.format != crate::format::FORMAT {
+        return Err(Invalid::at("format", Problem::UnknownFormat(file.format.clone())).into());
+    }
+    let nodes = nodes(&file, dir)?;
+    let index: HashMap<&str, usize> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.id.as_str(), i))
+        .collect();
+    let mut seen = HashSet::new();
+    let mut graphs = Vec::with_capacity(file.graphs.len());
+    for (g, spec) in file.graphs.iter().enumerate() {
+        check_id(&format!("graphs[{g}].id"), &spec.id, &mut seen)?;
+        graphs.push(graph(spec, &nodes, &index, &file)?);
+    }
+    let graph_index: HashMap<&str, usize> = file
+        .graphs
+        .iter()
+        .enumerate()
+        .map(|(i, g)| (g.id.as_str(), i))
+        .collect();
+    let mut correlators = Vec::with_capacity(file.correlators.len());
+    let mut names = HashSet::new();
+    if file.correlators.is_empty() {
+        return Err(Invalid::at("correlators", Problem::Empty("the list of correlators")).into());
+    }
+    for (c, spec) in file.correlators.iter().enumerate() {
+        check_id(&format!("correlators[{c}].name"), &spec.name, &mut names)?;
+        let place = format!("correlator {}", spec.name);
+        if spec.times.is_empty() {
+            return Err(Invalid::at(place, Problem::Empty("the list of time pairs")).into());
+        }
+        let mut pairs = HashSet::new();
+        let mut times = Vec::with_capacity(spec.times.len());
+        for t in &spec.times {
+            let place = format!("{place}, time pair ({}, {})", t.source, t.sink);
+            if t.graphs.is_empty() {
+                return Err(Invalid::at(place, Problem::NoGraphs).into());
+            }
+            if !pairs.insert((t.source, t.sink)) {
+                return Err(Invalid::at(place, Problem::DuplicateTimePair).into());
+            }
+            let graphs = t
+                .graphs
+                .iter()
+                .map(|id| {
+                    graph_index
+                        .get(id.as_str())
+                        .copied()
+                        .ok_or_else(|| Invalid::at(&place, Problem::UnknownGraph(id.clone())))
+                })
+                .collect::<Result<Vec<_>, Invalid>>()?;
+            times.push(TimePair {
+                source: t.source,
+                sink: t.sink,
+                graphs,
+            });
+        }
+        correlators.push(Correlator {
+            name: spec.name.clone(),
+            times,
+        });
+    }
+    Ok(Model {
+        file,
+        dir: dir.to_path_buf(),
+        nodes,
+        graphs,
+        correlators,
+    })
+}
+
+fn nodes(file: &CorrFile, dir: &Path) -> Result<Vec<Node>> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::with_capacity(file.nodes.len());
+    for (i, spec) in file.nodes.iter().enumerate() {
+        check_id(&format!("nodes[{i}].id"), &spec.id, &mut seen)?;
+        let place = format!("node {}", spec.id);
+        let bad = |m: String| Invalid::at(&place, Problem::BadShape(m));
+        let shape = NodeShape::new(spec.spins, &spec.dims).map_err(|e| bad(e.to_string()))?;
+        let rank = match spec.kind {
+            NodeKind::Meson => 2,
+            NodeKind::Baryon => 3,
+        };
+        if spec.dims.len() != rank {
+            return Err(bad(format!(
+                "a {} has components of rank {rank}, not dims {:?}",
+                if rank == 2 { "meson" } else { "baryon" },
+                spec.dims
+            ))
+            .into());
+        }
+        let data = match &spec.data {
+            DataSource::Seed(s) => DataSource::Seed(*s),
+            DataSource::Npy(f) => DataSource::Npy(join(dir, f)),
+            DataSource::Hdf5 { file, dataset } => DataSource::Hdf5 {
+                file: join(dir, file),
+                dataset: dataset.clone(),
+            },
+        };
+        crate::data::check(&spec.id, &shape, &data)?;
+        out.push(Node {
+            id: spec.id.clone(),
+            shape,
+            data,
+        });
+    }
+    Ok(out)
+}
+
+fn join(dir: &Path, f: &str) -> String {
+    dir.join(f).display().to_string()
+}
+
+fn graph(
+    spec: &GraphSpec,
+    nodes: &[Node],
+    index: &HashMap<&str, usize>,
+    file: &CorrFile,
+) -> Result<Graph, Invalid> {
+    let place = format!("graph {}", spec.id);
+    if spec.loops.is_empty() {
+        return Err(Invalid::at(place, Problem::Empty("the list of loops")));
+    }
+    let [re, im] = spec.coefficient;
+    if !re.is_finite() || !im.is_finite() {
+        return Err(Invalid::at(
+            place,
+            Problem::BadShape("the coefficient is not finite".into()),
+        ));
+    }
+    let loops = spec
+        .loops
+        .iter()
+        .enumerate()
+        .map(|(l, lp)| one_loop(&format!("{place}, loop {l}"), lp, nodes, index, file))
+        .collect::<Result<Vec<_>, Invalid>>()?;
+    Ok(Graph {
+        id: spec.id.clone(),
+        coefficient: Complex64::new(re, im),
+        loops,
+    })
+}
+
+fn one_loop(
+    place: &str,
+    spec: &LoopSpec,
+    nodes: &[Node],
+    index: &HashMap<&str, usize>,
+    file: &CorrFile,
+) -> Result<Loop, Invalid> {
+    if spec.nodes.is_empty() {
+        return Err(Invalid::at(
+            place,
+            Problem::LoopNotClosed("a loop needs at least one node".into()),
+        ));
+    }
+    let mut ids = Vec::with_capacity(spec.nodes.len());
+    for id in &spec.nodes {
+        let i = *index
+            .get(id.as_str())
+            .ok_or_else(|| Invalid::at(place, Problem::UnknownNode(id.clone())))?;
+        ids.push(i);
+    }
+    let at = |p: usize| format!("{place}, node {} (position {p})", spec.nodes[p]);
+    for (p, &i) in ids.iter().enumerate() {
+        if file.nodes[i].kind == NodeKind::Baryon {
+            return Err(Invalid::at(
+                at(p),
+                Problem::NotSupported("loops through baryon nodes".into()),
+            ));
+        }
+    }
+    let k = ids.len();
+    let named = |m: &MappingSpec| matches!(m, MappingSpec::Named(n) if n == MESON4X4);
+    let meson = spec.mappings.as_ref().is_none_or(|m| m.iter().all(named))
+        && spec
+            .trace
+            .as_ref()
+            .is_none_or(|t| matches!(t, PairsSpec::Named(n) if n == MESON4X4));
+    if let Some(m) = &spec.mappings {
+        if m.len() != k.saturating_sub(2) {
+            return Err(Invalid::at(
+                place,
+                Problem::BadSpinMapping(format!(
+                    "{} mappings for a loop of {k} nodes, which has {} contractions",
+                    m.len(),
+                    k.saturating_sub(2)
+                )),
+            ));
+        }
+    }
+    if meson {
+        meson_loop(&ids, nodes, &at)?;
+        return Ok(Loop {
+            nodes: ids,
+            kind: LoopKind::Meson,
+        });
+    }
+    explicit_loop(place, spec, ids, nodes, &at)
+}
+
+fn meson_loop(ids: &[usize], nodes: &[Node], at: &dyn Fn(usize) -> String) -> Result<(), Invalid> {
+    for (p, &i) in ids.iter().enumerate() {
+        let s = nodes[i].shape.spins();
+        if s != 16 {
+            return Err(Invalid::at(
+                at(p),
+                Problem::MismatchedDims(format!(
+                    "{s} spins, but a meson4x4 loop needs 16 (4 x 4 spin blocks)"
+                )),
+            ));
+        }
+    }
+    let dims = |p: usize| {
+        let d = nodes[ids[p]].shape.dims();
+        (d[0], d[1])
+    };
+    let k = ids.len();
+    for p in 1..k {
+        let ((r0, c0), (r1, c1)) = (dims(p - 1), dims(p));
+        if c0 != r1 {
+            return Err(Invalid::at(
+                at(p),
+                Problem::MismatchedDims(format!(
+                    "{r0} x {c0} blocks times {r1} x {c1} blocks: {c0} columns against {r1} rows"
+                )),
+            ));
+        }
+    }
+    let ((r_first, _), (r_last, c_last)) = (dims(0), dims(k - 1));
+    if c_last != r_first {
+        return Err(Invalid::at(
+            at(k - 1),
+            Problem::LoopNotClosed(format!(
+                "its {r_last} x {c_last} blocks have {c_last} columns, the first node's blocks {r_first} rows"
+            )),
+        ));
+    }
+    Ok(())
+}
+
+fn explicit_loop(
+    place: &str,
+    spec: &LoopSpec,
+    ids: Vec<usize>,
+    nodes: &[Node],
+    at: &dyn Fn(usize) -> String,
+) -> Result<Loop, Invalid> {
+    let k = ids.len();
+    if k < 2 {
+        return Err(Invalid::at(
+            place,
+            Problem::LoopNotClosed(
+                "a loop with explicit spin mappings needs at least two nodes".into(),
+            ),
+        ));
+    }
+    let bad_map = |p: usize, e: String| Invalid::at(at(p), Problem::BadSpinMapping(e));
+    let mut mappings = Vec::with_capacity(k - 2);
+    let mut product = nodes[ids[0]].shape.clone();
+    let specs = spec.mappings.clone().unwrap_or_default();
+    for (j, m) in specs.iter().enumerate() {
+        let p = j + 1; // the node multiplied in
+        let mapping = match m {
+            MappingSpec::Named(n) if n == MESON4X4 => Arc::new(SpinMapping::meson4x4()),
+            MappingSpec::Named(n) => {
+                return Err(bad_map(
+                    p,
+                    format!(
+                        "unknown mapping \"{}\": the named mapping is \"{MESON4X4}\"",
+                        n.escape_debug()
+                    ),
+                ));
+            }
+            MappingSpec::Terms(t) => {
+                let terms = t.iter().map(|&[o, a, b]| Term::new(o, a, b)).collect();
+                Arc::new(SpinMapping::from_terms(terms).map_err(|e| bad_map(p, e.to_string()))?)
+            }
+        };
+        let plan = hadron::Plan::new(
+            &product,
+            &nodes[ids[p]].shape,
+            MatrixView::default(),
+            MatrixView::default(),
+            &mapping,
+        )
+        .map_err(|e| match e {
+            HadronError::ShapeMismatch(m) => Invalid::at(at(p), Problem::MismatchedDims(m)),
+            other => bad_map(p, other.to_string()),
+        })?;
+        product = plan.out;
+        mappings.push(mapping);
+    }
+    let last = k - 1;
+    let trace = match &spec.trace {
+        None => Arc::new(TracePairs::meson4x4()),
+        Some(PairsSpec::Named(n)) if n == MESON4X4 => Arc::new(TracePairs::meson4x4()),
+        Some(PairsSpec::Named(n)) => {
+            return Err(bad_map(
+                last,
+                format!(
+                    "unknown trace pairing \"{}\": the named pairing is \"{MESON4X4}\"",
+                    n.escape_debug()
+                ),
+            ));
+        }
+        Some(PairsSpec::Pairs(p)) => Arc::new(
+            TracePairs::new(p.iter().map(|&[a, b]| (a, b)).collect())
+                .map_err(|e| bad_map(last, format!("trace: {e}")))?,
+        ),
+    };
+    let closing = &nodes[ids[last]].shape;
+    trace
+        .check(product.spins(), closing.spins())
+        .map_err(|e| bad_map(last, format!("trace: {e}")))?;
+    let (m, q) = (product.dims()[0], product.dims()[1]);
+    let (q2, m2) = (closing.dims()[0], closing.dims()[1]);
+    if q != q2 {
+        return Err(Invalid::at(
+            at(last),
+            Problem::MismatchedDims(format!(
+                "the product so far is {m} x {q} and this node {q2} x {m2}: {q} columns against {q2} rows"
+            )),
+        ));
+    }
+    if m2 != m {
+        return Err(Invalid::at(
+            at(last),
+            Problem::LoopNotClosed(format!(
+                "the product so far has {m} rows, this node {m2} columns"
+            )),
+        ));
+    }
+    Ok(Loop {
+        nodes: ids,
+        kind: LoopKind::Explicit { mappings, trace },
+    })
+}
