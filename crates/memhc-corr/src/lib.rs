@@ -20,6 +20,8 @@
 pub mod data;
 pub mod error;
 pub mod format;
+#[cfg(feature = "hdf5")]
+mod hdf5_out;
 pub mod io;
 pub mod model;
 pub mod output;
@@ -27,8 +29,6 @@ pub mod plan;
 pub mod reference;
 pub mod run;
 pub mod seed;
-#[cfg(feature = "hdf5")]
-mod hdf5_out;
 mod validate;
 
 pub use data::write_npy;
@@ -37,9 +37,9 @@ pub use format::{
     CorrFile, CorrelatorSpec, DataSource, GraphSpec, LoopSpec, MappingSpec, NodeKind, NodeSpec,
     PairsSpec, TimePairSpec,
 };
-pub use output::{CorrelatorValues, Correlators, Value};
-pub use run::{Progress, run};
 pub use io::{load, parse, save};
-pub use plan::{Operand, Order, Plan, PlanOptions, PlanReport, Stage, plan};
 pub use model::{Correlator, Graph, Loop, LoopKind, Model, Node, TimePair};
+pub use output::{CorrelatorValues, Correlators, Value};
+pub use plan::{Operand, Order, Plan, PlanOptions, PlanReport, Stage, plan};
+pub use run::{Progress, run};
 pub use validate::is_valid_id;

@@ -198,7 +198,11 @@ impl<'m> Builder<'m> {
             return Ok(self.trace_job(Operand::Node(nodes[0]), Operand::Identity(i), meson_pairs));
         }
         if k == 2 {
-            return Ok(self.trace_job(Operand::Node(nodes[0]), Operand::Node(nodes[1]), meson_pairs));
+            return Ok(self.trace_job(
+                Operand::Node(nodes[0]),
+                Operand::Node(nodes[1]),
+                meson_pairs,
+            ));
         }
         let table = self.segment_costs(nodes);
         let mut best: Option<(f64, usize, usize)> = None;
@@ -346,6 +350,10 @@ struct Table {
 
 impl Table {
     fn cost(&self, i: usize, len: usize) -> f64 {
-        if len <= 1 { 0.0 } else { self.cost[i * self.k + len] }
+        if len <= 1 {
+            0.0
+        } else {
+            self.cost[i * self.k + len]
+        }
     }
 }
