@@ -6,7 +6,7 @@
 //! of hadron nodes. This crate is where such a set comes in, is planned as one piece, runs on
 //! the runtime, and goes out as correlators.
 //!
-//! **The file** ([`format`], [`load`], [`save`]): `memhc-corr/1`, JSON, documented for
+//! **The file** ([`mod@format`], [`load`], [`save`]): `memhc-corr/1`, JSON, documented for
 //! outsiders in `docs/correlator-format.md`. Nodes carry their shape, their metadata (time
 //! slice, operator, momentum, displacement) and their data: seeded by a generator anyone can
 //! reproduce ([`seed`]: SplitMix64), a `.npy` file, or an HDF5 dataset (feature `hdf5`).
@@ -15,6 +15,20 @@
 //! and node ([`Invalid`], with a typed [`Problem`]): an unknown node, mismatched dims, a bad
 //! spin mapping, a loop that does not close, a missing or short data file, a time pair with no
 //! graphs.
+//!
+//! **The plan** ([`plan()`], [`PlanOptions`], [`Plan`]): each loop's reduction order chosen by
+//! a cost model (flops, then intermediate bytes, amortised over the loops that share a
+//! product); identical partial products and traces found through canonical keys (node
+//! sequences for products, by associativity; least rotations for traces, by cyclicity; never
+//! reversals) and computed once; a greedy order that keeps shared work together; stages of
+//! independent contractions; a release after every object's last use; the exact future for
+//! Belady; and a [`PlanReport`] (contractions before and after sharing, flops, peak bytes in
+//! the planner's order and in the file's).
+//!
+//! **The run** ([`run()`]): the plan on a [`hadron::Engine`] over any backend, policy and mode;
+//! the traces' values assembled into [`Correlators`], written as JSON, CSV or (feature `hdf5`)
+//! HDF5. [`reference::correlators`] computes the same values with `hadron::dense`, graph by
+//! graph, for checking.
 #![forbid(unsafe_code)]
 
 pub mod data;

@@ -1,5 +1,6 @@
 //! Bad input: one line naming the graph and node (or node, or correlator and time pair), and
 //! a typed problem, for each case the issue lists.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests unwrap what must succeed
 
 mod common;
 

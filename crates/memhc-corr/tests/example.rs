@@ -1,6 +1,7 @@
 //! The worked example of `docs/correlator-format.md`, read from the document itself, against
 //! the numbers the document gives (computed outside the project: a few lines of Python with
 //! integer SplitMix64 and plain complex loops).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests unwrap what must succeed
 
 use hadron::Engine;
 use memhc_core::{Config, Mode, Runtime};

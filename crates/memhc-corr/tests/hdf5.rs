@@ -1,5 +1,6 @@
 //! HDF5 (feature `hdf5`): node data read from a dataset, and correlators written one dataset
 //! each, time pairs as the axis, key fields as attributes.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests unwrap what must succeed
 #![cfg(feature = "hdf5")]
 
 mod common;

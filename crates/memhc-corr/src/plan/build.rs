@@ -133,10 +133,8 @@ impl<'m> Builder<'m> {
                 TraceKey::Explicit(key, pairs, last)
             }
         };
-        if self.sharing {
-            if let Some(&t) = self.trace_keys.get(&key) {
-                return Ok(t);
-            }
+        if let Some(&t) = self.trace_keys.get(&key).filter(|_| self.sharing) {
+            return Ok(t);
         }
         let job = match &lp.kind {
             LoopKind::Meson => self.meson_loop(&lp.nodes)?,
@@ -271,10 +269,8 @@ impl<'m> Builder<'m> {
         }
         let seg = segment(nodes, i, len);
         let key = meson_key(seg.iter().map(|&n| n as usize));
-        if self.sharing {
-            if let Some(&p) = self.product_keys.get(&key) {
-                return Ok(Operand::Product(p));
-            }
+        if let Some(&p) = self.product_keys.get(&key).filter(|_| self.sharing) {
+            return Ok(Operand::Product(p));
         }
         let s = t.split[i * k + len].max(1);
         let a = self.materialise(nodes, t, i, s)?;
