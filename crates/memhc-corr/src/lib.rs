@@ -6,7 +6,7 @@
 //! of hadron nodes. This crate is where such a set comes in, is planned as one piece, runs on
 //! the runtime, and goes out as correlators.
 //!
-//! **The file** ([`format`], [`load`], [`save`]): `memhc-corr/1`, JSON, documented for
+//! **The file** ([`mod@format`], [`load`], [`save`]): `memhc-corr/1`, JSON, documented for
 //! outsiders in `docs/correlator-format.md`. Nodes carry their shape, their metadata (time
 //! slice, operator, momentum, displacement) and their data: seeded by a generator anyone can
 //! reproduce ([`seed`]: SplitMix64), a `.npy` file, or an HDF5 dataset (feature `hdf5`).
@@ -15,11 +15,27 @@
 //! and node ([`Invalid`], with a typed [`Problem`]): an unknown node, mismatched dims, a bad
 //! spin mapping, a loop that does not close, a missing or short data file, a time pair with no
 //! graphs.
+//!
+//! **The plan** ([`plan()`], [`PlanOptions`], [`Plan`]): each loop's reduction order chosen by
+//! a cost model (flops, then intermediate bytes, amortised over the loops that share a
+//! product); identical partial products and traces found through canonical keys (node
+//! sequences for products, by associativity; least rotations for traces, by cyclicity; never
+//! reversals) and computed once; a greedy order that keeps shared work together; stages of
+//! independent contractions; a release after every object's last use; the exact future for
+//! Belady; and a [`PlanReport`] (contractions before and after sharing, flops, peak bytes in
+//! the planner's order and in the file's).
+//!
+//! **The run** ([`run()`]): the plan on a [`hadron::Engine`] over any backend, policy and mode;
+//! the traces' values assembled into [`Correlators`], written as JSON, CSV or (feature `hdf5`)
+//! HDF5. [`reference::correlators`] computes the same values with `hadron::dense`, graph by
+//! graph, for checking.
 #![forbid(unsafe_code)]
 
 pub mod data;
 pub mod error;
 pub mod format;
+#[cfg(feature = "hdf5")]
+mod hdf5_out;
 pub mod io;
 pub mod model;
 pub mod output;
@@ -27,8 +43,6 @@ pub mod plan;
 pub mod reference;
 pub mod run;
 pub mod seed;
-#[cfg(feature = "hdf5")]
-mod hdf5_out;
 mod validate;
 
 pub use data::write_npy;
@@ -37,9 +51,9 @@ pub use format::{
     CorrFile, CorrelatorSpec, DataSource, GraphSpec, LoopSpec, MappingSpec, NodeKind, NodeSpec,
     PairsSpec, TimePairSpec,
 };
-pub use output::{CorrelatorValues, Correlators, Value};
-pub use run::{Progress, run};
 pub use io::{load, parse, save};
-pub use plan::{Operand, Order, Plan, PlanOptions, PlanReport, Stage, plan};
 pub use model::{Correlator, Graph, Loop, LoopKind, Model, Node, TimePair};
+pub use output::{CorrelatorValues, Correlators, Value};
+pub use plan::{Operand, Order, Plan, PlanOptions, PlanReport, Stage, plan};
+pub use run::{Progress, run};
 pub use validate::is_valid_id;

@@ -130,7 +130,11 @@ impl Correlators {
                 let d = (x.complex() - y.complex()).norm();
                 let n = y.complex().norm();
                 let e = if n == 0.0 { d } else { d / n };
-                worst = if e.is_nan() { f64::INFINITY } else { worst.max(e) };
+                worst = if e.is_nan() {
+                    f64::INFINITY
+                } else {
+                    worst.max(e)
+                };
             }
         }
         worst

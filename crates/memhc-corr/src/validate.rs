@@ -220,8 +220,12 @@ fn one_loop(
             .trace
             .as_ref()
             .is_none_or(|t| matches!(t, PairsSpec::Named(n) if n == MESON4X4));
-    if let Some(m) = &spec.mappings {
-        if m.len() != k.saturating_sub(2) {
+    if let Some(m) = spec
+        .mappings
+        .as_ref()
+        .filter(|m| m.len() != k.saturating_sub(2))
+    {
+        {
             return Err(Invalid::at(
                 place,
                 Problem::BadSpinMapping(format!(

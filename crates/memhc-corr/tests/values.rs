@@ -1,6 +1,7 @@
 //! Correlator values from plans run on the runtime, against the independent reference
 //! (`hadron::dense`: graph by graph, plain dense products), to 1e-12 relative: every policy,
 //! every mode, sharing on and off, planner and file order, fitting and oversubscribed budgets.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests unwrap what must succeed
 
 mod common;
 

@@ -133,10 +133,8 @@ impl<'m> Builder<'m> {
                 TraceKey::Explicit(key, pairs, last)
             }
         };
-        if self.sharing {
-            if let Some(&t) = self.trace_keys.get(&key) {
-                return Ok(t);
-            }
+        if let Some(&t) = self.trace_keys.get(&key).filter(|_| self.sharing) {
+            return Ok(t);
         }
         let job = match &lp.kind {
             LoopKind::Meson => self.meson_loop(&lp.nodes)?,
@@ -198,7 +196,11 @@ impl<'m> Builder<'m> {
             return Ok(self.trace_job(Operand::Node(nodes[0]), Operand::Identity(i), meson_pairs));
         }
         if k == 2 {
-            return Ok(self.trace_job(Operand::Node(nodes[0]), Operand::Node(nodes[1]), meson_pairs));
+            return Ok(self.trace_job(
+                Operand::Node(nodes[0]),
+                Operand::Node(nodes[1]),
+                meson_pairs,
+            ));
         }
         let table = self.segment_costs(nodes);
         let mut best: Option<(f64, usize, usize)> = None;
@@ -267,10 +269,8 @@ impl<'m> Builder<'m> {
         }
         let seg = segment(nodes, i, len);
         let key = meson_key(seg.iter().map(|&n| n as usize));
-        if self.sharing {
-            if let Some(&p) = self.product_keys.get(&key) {
-                return Ok(Operand::Product(p));
-            }
+        if let Some(&p) = self.product_keys.get(&key).filter(|_| self.sharing) {
+            return Ok(Operand::Product(p));
         }
         let s = t.split[i * k + len].max(1);
         let a = self.materialise(nodes, t, i, s)?;
@@ -346,6 +346,10 @@ struct Table {
 
 impl Table {
     fn cost(&self, i: usize, len: usize) -> f64 {
-        if len <= 1 { 0.0 } else { self.cost[i * self.k + len] }
+        if len <= 1 {
+            0.0
+        } else {
+            self.cost[i * self.k + len]
+        }
     }
 }

@@ -42,7 +42,11 @@ pub fn meson_key(nodes: impl IntoIterator<Item = usize>) -> ProductKey {
 pub fn least_rotation(cycle: &[usize]) -> Vec<u32> {
     let k = cycle.len();
     (0..k)
-        .map(|s| (0..k).map(|i| cycle[(s + i) % k] as u32).collect::<Vec<u32>>())
+        .map(|s| {
+            (0..k)
+                .map(|i| cycle[(s + i) % k] as u32)
+                .collect::<Vec<u32>>()
+        })
         .min()
         .unwrap_or_default()
 }

@@ -61,7 +61,9 @@ pub(super) fn trace_order(products: &[Product], traces: &[TraceJob], planned: bo
             let (ps, leaves) = &closure[t];
             let new = ps.iter().filter(|&&p| !done[p]).count();
             let hits = leaves.iter().filter(|l| alive.contains(l)).count()
-                + ps.iter().filter(|&&p| alive.contains(&Operand::Product(p))).count();
+                + ps.iter()
+                    .filter(|&&p| alive.contains(&Operand::Product(p)))
+                    .count();
             let score = (new, usize::MAX - hits);
             if best.is_none_or(|(b, _)| score < b) {
                 best = Some((score, pos));
