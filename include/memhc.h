@@ -325,7 +325,7 @@ memhc_status memhc_runtime_destroy(struct memhc_runtime rt);
 // # Safety
 //
 // `out` must point to a writable `memhc_stats`.
-memhc_status memhc_stats(struct memhc_runtime rt, struct memhc_stats *out);
+memhc_status memhc_get_stats(struct memhc_runtime rt, struct memhc_stats *out);
 
 // Checks every invariant of the runtime's tables (element cache, free pool, budget, object
 // states) and that its handles match its objects: `MEMHC_STATUS_OK`, or

@@ -118,7 +118,7 @@ int main() {
   const double err2 = rel_error(got2, want2);
 
   memhc_stats stats;
-  check(memhc_stats(rt, &stats), "memhc_stats");
+  check(memhc_get_stats(rt, &stats), "memhc_stats");
   check(memhc_audit(rt), "memhc_audit");
 
   // Misuse is a status and a message, never a crash.

@@ -132,7 +132,7 @@ fn a_meson_contraction_and_trace_match_plain_loops() {
     assert!((t2.re - t.re).abs() <= 1e-12 * scale && (t2.im - t.im).abs() <= 1e-12 * scale);
     let mut stats = MemhcStats::default();
     // SAFETY: pointer to a local.
-    assert_eq!(unsafe { memhc_stats(rt, &mut stats) }, S::Ok);
+    assert_eq!(unsafe { memhc_get_stats(rt, &mut stats) }, S::Ok);
     assert_eq!((stats.objects, stats.plans, stats.budget_bytes), (3, 1, 64 << 20));
     assert!(stats.flops >= 64 * 8 * (n * n * n) as u64 && stats.misses > 0);
     assert_eq!(memhc_audit(rt), S::Ok, "{}", last());
@@ -208,8 +208,8 @@ fn null_handles_and_null_pointers_are_refused() {
         expect(memhc_register(rt, 1, dims.as_ptr(), 2, null(), 4, &mut o), S::NullPointer, "data");
         assert_eq!(o, MemhcObject::default(), "a failed call leaves its out-parameter");
         expect(memhc_contract(rt, null(), 0, &mut o), S::NullPointer, "contraction");
-        expect(memhc_stats(rt, null_mut()), S::NullPointer, "out");
-        expect(memhc_stats(null_rt, &mut MemhcStats::default()), S::InvalidHandle, "null");
+        expect(memhc_get_stats(rt, null_mut()), S::NullPointer, "out");
+        expect(memhc_get_stats(null_rt, &mut MemhcStats::default()), S::InvalidHandle, "null");
         let mut p = MemhcPlan::default();
         expect(memhc_plan_create(rt, 0, null(), 3, &mut p), S::NullPointer, "terms");
         expect(memhc_plan_create(rt, 0, null(), 0, &mut p), S::InvalidArgument, "empty");

@@ -73,7 +73,7 @@ pub extern "C" fn memhc_runtime_destroy(rt: MemhcRuntime) -> MemhcStatus {
 ///
 /// `out` must point to a writable `memhc_stats`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn memhc_stats(rt: MemhcRuntime, out: *mut MemhcStats) -> MemhcStatus {
+pub unsafe extern "C" fn memhc_get_stats(rt: MemhcRuntime, out: *mut MemhcStats) -> MemhcStatus {
     guard(|| {
         check_ptr(out.cast_const(), "out")?;
         put(out, api::stats(rt)?);
