@@ -59,15 +59,19 @@ impl Instance {
             Some(handle) => Ok(MemhcObject { handle }),
             None => {
                 let _ = self.session.release(id);
-                Err(Failure::argument("too many live objects in one runtime (16,777,215)"))
+                Err(Failure::argument(
+                    "too many live objects in one runtime (16,777,215)",
+                ))
             }
         }
     }
 
     fn contraction(&self, c: &MemhcContraction) -> Outcome<Contraction> {
         let split = |s: usize| MatrixView::split(s.max(1));
-        Ok(Contraction::new(self.object(c.a)?, self.object(c.b)?, self.plan(c.plan)?)
-            .with_views(split(c.a_split), split(c.b_split)))
+        Ok(
+            Contraction::new(self.object(c.a)?, self.object(c.b)?, self.plan(c.plan)?)
+                .with_views(split(c.a_split), split(c.b_split)),
+        )
     }
 }
 
@@ -158,7 +162,9 @@ fn adopt_plan(rt: MemhcRuntime, mapping: SpinMapping) -> Outcome<MemhcPlan> {
 
 /// Releases a plan.
 pub fn plan_release(rt: MemhcRuntime, p: MemhcPlan) -> Outcome<()> {
-    with(rt, |i| i.plans.remove(p.handle).map(drop).map_err(Failure::handle))
+    with(rt, |i| {
+        i.plans.remove(p.handle).map(drop).map_err(Failure::handle)
+    })
 }
 
 /// One contraction on `stream`, into a new object.
@@ -179,7 +185,12 @@ pub fn run_vector(
     if cs.len() != outs.len() {
         return Err(Failure::new(
             MemhcStatus::SizeMismatch,
-            format!("{} contractions need {} outputs, the array has {}", cs.len(), cs.len(), outs.len()),
+            format!(
+                "{} contractions need {} outputs, the array has {}",
+                cs.len(),
+                cs.len(),
+                outs.len()
+            ),
         ));
     }
     with(rt, |i| {
@@ -225,7 +236,10 @@ pub fn release(rt: MemhcRuntime, o: MemhcObject) -> Outcome<()> {
     with(rt, |i| {
         let id = i.object(o)?;
         i.session.release(id)?;
-        i.objects.remove(o.handle).map(drop).map_err(Failure::handle)
+        i.objects
+            .remove(o.handle)
+            .map(drop)
+            .map_err(Failure::handle)
     })
 }
 

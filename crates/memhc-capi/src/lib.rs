@@ -37,8 +37,8 @@ pub mod types;
 
 pub use status::{Failure, MemhcStatus};
 pub use types::{
-    MemhcComplex, MemhcConfig, MemhcContraction, MemhcObject, MemhcPair, MemhcPlan,
-    MemhcRuntime, MemhcStats, MemhcTerm,
+    MemhcComplex, MemhcConfig, MemhcContraction, MemhcObject, MemhcPair, MemhcPlan, MemhcRuntime,
+    MemhcStats, MemhcTerm,
 };
 
 /// Where the committed header lives, relative to the workspace root.

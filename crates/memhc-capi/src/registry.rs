@@ -194,9 +194,10 @@ impl<T> Registry<T> {
 
     /// Every live value, with its handle.
     pub fn iter(&self) -> impl Iterator<Item = (u64, &T)> {
-        self.slots.iter().enumerate().filter_map(|(s, e)| {
-            e.value.as_ref().map(|v| (self.encode(s, e.generation), v))
-        })
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(s, e)| e.value.as_ref().map(|v| (self.encode(s, e.generation), v)))
     }
 }
 
@@ -215,7 +216,10 @@ mod tests {
         assert_eq!(objects.get(h), Ok(&"a"));
         assert!(objects.get(g).unwrap_err().contains("another runtime"));
         let refused = objects.get(p).unwrap_err();
-        assert!(refused.contains("is a plan handle, not an object handle"), "{refused}");
+        assert!(
+            refused.contains("is a plan handle, not an object handle"),
+            "{refused}"
+        );
         assert!(objects.get(0).unwrap_err().contains("null"));
         assert!(objects.get(12345).unwrap_err().contains("no memhc handle"));
         assert_eq!(objects.remove(h), Ok("a"));
@@ -228,7 +232,10 @@ mod tests {
         assert_eq!(objects.len(), 1);
         let never = h2 + 5;
         assert!(objects.get(never).unwrap_err().contains("never issued"));
-        assert_eq!(objects.iter().map(|(k, v)| (k, *v)).collect::<Vec<_>>(), vec![(h2, "c")]);
+        assert_eq!(
+            objects.iter().map(|(k, v)| (k, *v)).collect::<Vec<_>>(),
+            vec![(h2, "c")]
+        );
     }
 
     #[test]

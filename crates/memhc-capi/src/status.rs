@@ -102,7 +102,10 @@ impl Failure {
 
     /// A null pointer where `what` was expected.
     pub fn null(what: &str) -> Self {
-        Failure::new(MemhcStatus::NullPointer, format!("{what} is a null pointer"))
+        Failure::new(
+            MemhcStatus::NullPointer,
+            format!("{what} is a null pointer"),
+        )
     }
 
     /// A refused handle.

@@ -30,7 +30,10 @@ fn last() -> String {
 fn expect(status: S, want: S, needle: &str) {
     let message = last();
     assert_eq!(status, want, "{message}");
-    assert!(message.contains(needle), "'{message}' does not mention '{needle}'");
+    assert!(
+        message.contains(needle),
+        "'{message}' does not mention '{needle}'"
+    );
     assert!(!message.contains('\n'), "one line: {message}");
 }
 
@@ -46,18 +49,34 @@ fn host(budget: u64) -> MemhcRuntime {
 
 fn value(i: usize, seed: f64) -> C {
     let x = i as f64 + seed;
-    C { re: (x * 0.37).sin(), im: (x * 0.11).cos() }
+    C {
+        re: (x * 0.37).sin(),
+        im: (x * 0.11).cos(),
+    }
 }
 
 fn register(rt: MemhcRuntime, spins: usize, dims: &[usize], data: &[C]) -> (S, MemhcObject) {
     let mut o = MemhcObject::default();
     // SAFETY: the slices are live for the call; `o` is a local.
-    let s = unsafe { memhc_register(rt, spins, dims.as_ptr(), dims.len(), data.as_ptr(), data.len(), &mut o) };
+    let s = unsafe {
+        memhc_register(
+            rt,
+            spins,
+            dims.as_ptr(),
+            dims.len(),
+            data.as_ptr(),
+            data.len(),
+            &mut o,
+        )
+    };
     (s, o)
 }
 
 fn mul(x: C, y: C) -> C {
-    C { re: x.re * y.re - x.im * y.im, im: x.re * y.im + x.im * y.re }
+    C {
+        re: x.re * y.re - x.im * y.im,
+        im: x.re * y.im + x.im * y.re,
+    }
 }
 
 #[test]
@@ -73,17 +92,33 @@ fn a_meson_contraction_and_trace_match_plain_loops() {
     let mut plan = MemhcPlan::default();
     // SAFETY: out-pointer to a local.
     assert_eq!(unsafe { memhc_plan_meson4x4(rt, &mut plan) }, S::Ok);
-    let c = MemhcContraction { a, b, plan, a_split: 0, b_split: 0 };
+    let c = MemhcContraction {
+        a,
+        b,
+        plan,
+        a_split: 0,
+        b_split: 0,
+    };
     let mut out = MemhcObject::default();
     // SAFETY: pointers to locals.
-    assert_eq!(unsafe { memhc_contract(rt, &c, 1, &mut out) }, S::Ok, "{}", last());
+    assert_eq!(
+        unsafe { memhc_contract(rt, &c, 1, &mut out) },
+        S::Ok,
+        "{}",
+        last()
+    );
     let mut elems = 0;
     // SAFETY: pointer to a local.
     assert_eq!(unsafe { memhc_object_elements(rt, out, &mut elems) }, S::Ok);
     assert_eq!(elems, 16 * e);
     let mut got = vec![C::default(); elems];
     // SAFETY: `got` has `elems` elements.
-    assert_eq!(unsafe { memhc_read(rt, out, got.as_mut_ptr(), got.len()) }, S::Ok, "{}", last());
+    assert_eq!(
+        unsafe { memhc_read(rt, out, got.as_mut_ptr(), got.len()) },
+        S::Ok,
+        "{}",
+        last()
+    );
     // Plain loops: out(al, ga)[i][j] = sum_be sum_k A(al, be)[i][k] B(be, ga)[k][j].
     let mut want = vec![C::default(); 16 * e];
     for al in 0..4 {
@@ -102,7 +137,11 @@ fn a_meson_contraction_and_trace_match_plain_loops() {
             }
         }
     }
-    let err: f64 = got.iter().zip(&want).map(|(g, w)| (g.re - w.re).powi(2) + (g.im - w.im).powi(2)).sum();
+    let err: f64 = got
+        .iter()
+        .zip(&want)
+        .map(|(g, w)| (g.re - w.re).powi(2) + (g.im - w.im).powi(2))
+        .sum();
     let norm: f64 = want.iter().map(|w| w.re * w.re + w.im * w.im).sum();
     assert!((err / norm).sqrt() < 1e-12);
     // Tr(out * B) over spin and distillation indices, by loops over `want`.
@@ -121,19 +160,37 @@ fn a_meson_contraction_and_trace_match_plain_loops() {
     }
     let mut t = C::default();
     // SAFETY: pointer to a local.
-    assert_eq!(unsafe { memhc_trace_meson4x4(rt, out, b, 0, &mut t) }, S::Ok, "{}", last());
+    assert_eq!(
+        unsafe { memhc_trace_meson4x4(rt, out, b, 0, &mut t) },
+        S::Ok,
+        "{}",
+        last()
+    );
     let scale = (t_want.re.powi(2) + t_want.im.powi(2)).sqrt();
     assert!(((t.re - t_want.re).powi(2) + (t.im - t_want.im).powi(2)).sqrt() <= 1e-12 * scale);
     // The same trace through explicit pairs.
-    let pairs: Vec<MemhcPair> = (0..4).flat_map(|al| (0..4).map(move |be| MemhcPair { a: 4 * al + be, b: 4 * be + al })).collect();
+    let pairs: Vec<MemhcPair> = (0..4)
+        .flat_map(|al| {
+            (0..4).map(move |be| MemhcPair {
+                a: 4 * al + be,
+                b: 4 * be + al,
+            })
+        })
+        .collect();
     let mut t2 = C::default();
     // SAFETY: `pairs` is live; pointer to a local.
-    assert_eq!(unsafe { memhc_trace(rt, out, b, pairs.as_ptr(), pairs.len(), 0, &mut t2) }, S::Ok);
+    assert_eq!(
+        unsafe { memhc_trace(rt, out, b, pairs.as_ptr(), pairs.len(), 0, &mut t2) },
+        S::Ok
+    );
     assert!((t2.re - t.re).abs() <= 1e-12 * scale && (t2.im - t.im).abs() <= 1e-12 * scale);
     let mut stats = MemhcStats::default();
     // SAFETY: pointer to a local.
     assert_eq!(unsafe { memhc_get_stats(rt, &mut stats) }, S::Ok);
-    assert_eq!((stats.objects, stats.plans, stats.budget_bytes), (3, 1, 64 << 20));
+    assert_eq!(
+        (stats.objects, stats.plans, stats.budget_bytes),
+        (3, 1, 64 << 20)
+    );
     assert!(stats.flops >= 64 * 8 * (n * n * n) as u64 && stats.misses > 0);
     assert_eq!(memhc_audit(rt), S::Ok, "{}", last());
     assert_eq!(memhc_release(rt, out), S::Ok);
@@ -149,18 +206,38 @@ fn vectors_and_term_lists() {
     let x: Vec<C> = (0..spins * n * n).map(|i| value(i, 1.0)).collect();
     let (_, a) = register(rt, spins, &[n, n], &x);
     // out[0] = A[0] A[1] + A[1] A[0]; out[1] untouched (zero); out_spins from the argument.
-    let terms = [MemhcTerm { out: 0, a: 0, b: 1 }, MemhcTerm { out: 0, a: 1, b: 0 }];
+    let terms = [
+        MemhcTerm { out: 0, a: 0, b: 1 },
+        MemhcTerm { out: 0, a: 1, b: 0 },
+    ];
     let mut plan = MemhcPlan::default();
     // SAFETY: `terms` is live; pointer to a local.
-    assert_eq!(unsafe { memhc_plan_create(rt, 2, terms.as_ptr(), 2, &mut plan) }, S::Ok);
-    let c = MemhcContraction { a, b: a, plan, a_split: 1, b_split: 1 };
+    assert_eq!(
+        unsafe { memhc_plan_create(rt, 2, terms.as_ptr(), 2, &mut plan) },
+        S::Ok
+    );
+    let c = MemhcContraction {
+        a,
+        b: a,
+        plan,
+        a_split: 1,
+        b_split: 1,
+    };
     let cs = [c, c, c];
     let mut outs = [MemhcObject::default(); 3];
     // SAFETY: arrays live for the call.
-    assert_eq!(unsafe { memhc_run_vector(rt, cs.as_ptr(), 3, outs.as_mut_ptr(), 3) }, S::Ok, "{}", last());
+    assert_eq!(
+        unsafe { memhc_run_vector(rt, cs.as_ptr(), 3, outs.as_mut_ptr(), 3) },
+        S::Ok,
+        "{}",
+        last()
+    );
     let mut got = vec![C::default(); spins * n * n];
     // SAFETY: `got` has the object's elements.
-    assert_eq!(unsafe { memhc_read(rt, outs[2], got.as_mut_ptr(), got.len()) }, S::Ok);
+    assert_eq!(
+        unsafe { memhc_read(rt, outs[2], got.as_mut_ptr(), got.len()) },
+        S::Ok
+    );
     for i in 0..n {
         for j in 0..n {
             let mut w = C::default();
@@ -192,31 +269,83 @@ fn vectors_and_term_lists() {
 fn null_handles_and_null_pointers_are_refused() {
     let null_rt = MemhcRuntime::default();
     expect(memhc_audit(null_rt), S::InvalidHandle, "null");
-    expect(memhc_runtime_destroy(null_rt), S::InvalidHandle, "runtime handle is null");
+    expect(
+        memhc_runtime_destroy(null_rt),
+        S::InvalidHandle,
+        "runtime handle is null",
+    );
     let rt = host(1 << 20);
-    expect(memhc_release(rt, MemhcObject::default()), S::InvalidHandle, "object handle is null");
-    expect(memhc_plan_release(rt, MemhcPlan::default()), S::InvalidHandle, "plan handle is null");
+    expect(
+        memhc_release(rt, MemhcObject::default()),
+        S::InvalidHandle,
+        "object handle is null",
+    );
+    expect(
+        memhc_plan_release(rt, MemhcPlan::default()),
+        S::InvalidHandle,
+        "plan handle is null",
+    );
     // SAFETY: every null pointer below is one the functions must refuse, not dereference.
     unsafe {
-        expect(memhc_runtime_create(null(), null_mut()), S::NullPointer, "out");
+        expect(
+            memhc_runtime_create(null(), null_mut()),
+            S::NullPointer,
+            "out",
+        );
         let data = [C::default(); 4];
         let dims = [2usize, 2];
         let s = memhc_register(rt, 1, dims.as_ptr(), 2, data.as_ptr(), 4, null_mut());
         expect(s, S::NullPointer, "out");
         let mut o = MemhcObject::default();
-        expect(memhc_register(rt, 1, null(), 2, data.as_ptr(), 4, &mut o), S::NullPointer, "dims");
-        expect(memhc_register(rt, 1, dims.as_ptr(), 2, null(), 4, &mut o), S::NullPointer, "data");
-        assert_eq!(o, MemhcObject::default(), "a failed call leaves its out-parameter");
-        expect(memhc_contract(rt, null(), 0, &mut o), S::NullPointer, "contraction");
+        expect(
+            memhc_register(rt, 1, null(), 2, data.as_ptr(), 4, &mut o),
+            S::NullPointer,
+            "dims",
+        );
+        expect(
+            memhc_register(rt, 1, dims.as_ptr(), 2, null(), 4, &mut o),
+            S::NullPointer,
+            "data",
+        );
+        assert_eq!(
+            o,
+            MemhcObject::default(),
+            "a failed call leaves its out-parameter"
+        );
+        expect(
+            memhc_contract(rt, null(), 0, &mut o),
+            S::NullPointer,
+            "contraction",
+        );
         expect(memhc_get_stats(rt, null_mut()), S::NullPointer, "out");
-        expect(memhc_get_stats(null_rt, &mut MemhcStats::default()), S::InvalidHandle, "null");
+        expect(
+            memhc_get_stats(null_rt, &mut MemhcStats::default()),
+            S::InvalidHandle,
+            "null",
+        );
         let mut p = MemhcPlan::default();
-        expect(memhc_plan_create(rt, 0, null(), 3, &mut p), S::NullPointer, "terms");
-        expect(memhc_plan_create(rt, 0, null(), 0, &mut p), S::InvalidArgument, "empty");
+        expect(
+            memhc_plan_create(rt, 0, null(), 3, &mut p),
+            S::NullPointer,
+            "terms",
+        );
+        expect(
+            memhc_plan_create(rt, 0, null(), 0, &mut p),
+            S::InvalidArgument,
+            "empty",
+        );
         let mut t = C::default();
         let (_, a) = register(rt, 1, &dims, &data);
-        expect(memhc_trace(rt, a, a, null(), 1, 0, &mut t), S::NullPointer, "pairs");
-        expect(memhc_trace_meson4x4(rt, MemhcObject::default(), a, 0, &mut t), S::InvalidHandle, "null");
+        expect(
+            memhc_trace(rt, a, a, null(), 1, 0, &mut t),
+            S::NullPointer,
+            "pairs",
+        );
+        expect(
+            memhc_trace_meson4x4(rt, MemhcObject::default(), a, 0, &mut t),
+            S::InvalidHandle,
+            "null",
+        );
         expect(memhc_read(rt, a, null_mut(), 4), S::NullPointer, "out");
     }
     assert_eq!(memhc_runtime_destroy(rt), S::Ok);
@@ -240,7 +369,11 @@ fn wrong_sizes_and_names_are_refused() {
     let s = unsafe { memhc_read(rt, a, small.as_mut_ptr(), 15) };
     expect(s, S::SizeMismatch, "16 elements");
     // SAFETY: a zero-length read passes no memory.
-    expect(unsafe { memhc_read(rt, a, null_mut(), 0) }, S::SizeMismatch, "16 elements");
+    expect(
+        unsafe { memhc_read(rt, a, null_mut(), 0) },
+        S::SizeMismatch,
+        "16 elements",
+    );
     // A mapping reaching spin 9 of a 4-spin node; a stream that does not exist; bad splits.
     let terms = [MemhcTerm { out: 0, a: 9, b: 0 }];
     let mut p = MemhcPlan::default();
@@ -248,36 +381,88 @@ fn wrong_sizes_and_names_are_refused() {
     unsafe {
         assert_eq!(memhc_plan_create(rt, 1, terms.as_ptr(), 1, &mut p), S::Ok);
         let dup = [terms[0], terms[0]];
-        expect(memhc_plan_create(rt, 1, dup.as_ptr(), 2, &mut p), S::InvalidArgument, "duplicate");
+        expect(
+            memhc_plan_create(rt, 1, dup.as_ptr(), 2, &mut p),
+            S::InvalidArgument,
+            "duplicate",
+        );
         let mut o = MemhcObject::default();
-        let c = MemhcContraction { a, b: a, plan: p, a_split: 0, b_split: 0 };
-        expect(memhc_contract(rt, &c, 0, &mut o), S::InvalidArgument, "spin 9");
+        let c = MemhcContraction {
+            a,
+            b: a,
+            plan: p,
+            a_split: 0,
+            b_split: 0,
+        };
+        expect(
+            memhc_contract(rt, &c, 0, &mut o),
+            S::InvalidArgument,
+            "spin 9",
+        );
         let mut d = MemhcPlan::default();
         assert_eq!(memhc_plan_meson4x4(rt, &mut d), S::Ok);
         let c = MemhcContraction { plan: d, ..c };
-        expect(memhc_contract(rt, &c, 0, &mut o), S::InvalidArgument, "spin");
+        expect(
+            memhc_contract(rt, &c, 0, &mut o),
+            S::InvalidArgument,
+            "spin",
+        );
         let diag = [MemhcTerm { out: 0, a: 0, b: 0 }];
         assert_eq!(memhc_plan_create(rt, 0, diag.as_ptr(), 1, &mut d), S::Ok);
         let c = MemhcContraction { plan: d, ..c };
-        expect(memhc_contract(rt, &c, 99, &mut o), S::InvalidArgument, "stream 99");
+        expect(
+            memhc_contract(rt, &c, 99, &mut o),
+            S::InvalidArgument,
+            "stream 99",
+        );
         let c = MemhcContraction { a_split: 5, ..c };
-        expect(memhc_contract(rt, &c, 0, &mut o), S::InvalidArgument, "split");
+        expect(
+            memhc_contract(rt, &c, 0, &mut o),
+            S::InvalidArgument,
+            "split",
+        );
         let c = MemhcContraction { a_split: 0, ..c };
         let mut outs = [MemhcObject::default(); 1];
         let cs = [c, c];
-        expect(memhc_run_vector(rt, cs.as_ptr(), 2, outs.as_mut_ptr(), 1), S::SizeMismatch, "2 outputs");
+        expect(
+            memhc_run_vector(rt, cs.as_ptr(), 2, outs.as_mut_ptr(), 1),
+            S::SizeMismatch,
+            "2 outputs",
+        );
         let pairs = [MemhcPair { a: 0, b: 0 }, MemhcPair { a: 0, b: 0 }];
         let mut t = C::default();
-        expect(memhc_trace(rt, a, a, pairs.as_ptr(), 2, 0, &mut t), S::InvalidArgument, "duplicate");
+        expect(
+            memhc_trace(rt, a, a, pairs.as_ptr(), 2, 0, &mut t),
+            S::InvalidArgument,
+            "duplicate",
+        );
         // A device of 1 MiB cannot hold a node of 2 MiB.
         let big = vec![C::default(); 128 * 1024];
         let (_, g) = register(rt, 1, &[256, 512], &big);
-        let gg = MemhcContraction { a: g, b: g, plan: d, a_split: 0, b_split: 0 };
+        let gg = MemhcContraction {
+            a: g,
+            b: g,
+            plan: d,
+            a_split: 0,
+            b_split: 0,
+        };
         let s = memhc_contract(rt, &gg, 0, &mut o);
-        assert!(s == S::DoesNotFit || s == S::InvalidArgument, "{s:?}: {}", last());
+        assert!(
+            s == S::DoesNotFit || s == S::InvalidArgument,
+            "{s:?}: {}",
+            last()
+        );
         let bad = |backend: &str, policy: &str, mode: &str| {
-            let (b, p, m) = (CString::new(backend), CString::new(policy), CString::new(mode));
-            let (b, p, m) = (b.unwrap_or_default(), p.unwrap_or_default(), m.unwrap_or_default());
+            let (b, p, m) = (
+                CString::new(backend),
+                CString::new(policy),
+                CString::new(mode),
+            );
+            let (b, p, m) = (
+                b.unwrap_or_default(),
+                p.unwrap_or_default(),
+                m.unwrap_or_default(),
+            );
             let mut cfg = memhc_config_default();
             cfg.backend = b.as_ptr();
             cfg.policy = p.as_ptr();
@@ -305,7 +490,11 @@ fn wrong_sizes_and_names_are_refused() {
         let mut cfg = memhc_config_default();
         let invalid = [0xffu8, 0];
         cfg.backend = invalid.as_ptr().cast();
-        expect(memhc_runtime_create(&cfg, &mut MemhcRuntime::default()), S::UnknownName, "UTF-8");
+        expect(
+            memhc_runtime_create(&cfg, &mut MemhcRuntime::default()),
+            S::UnknownName,
+            "UTF-8",
+        );
     }
     assert_eq!(memhc_audit(rt), S::Ok, "{}", last());
     assert_eq!(memhc_runtime_destroy(rt), S::Ok);
@@ -321,20 +510,44 @@ fn double_release_use_after_release_and_foreign_handles() {
     // SAFETY: pointer to a local.
     assert_eq!(unsafe { memhc_plan_meson4x4(rt, &mut p) }, S::Ok);
     expect(memhc_release(rt, b), S::InvalidHandle, "another runtime");
-    expect(memhc_release(rt, MemhcObject { handle: p.handle }), S::InvalidHandle, "is a plan handle, not an object handle");
-    expect(memhc_runtime_destroy(MemhcRuntime { handle: a.handle }), S::InvalidHandle, "not a runtime handle");
+    expect(
+        memhc_release(rt, MemhcObject { handle: p.handle }),
+        S::InvalidHandle,
+        "is a plan handle, not an object handle",
+    );
+    expect(
+        memhc_runtime_destroy(MemhcRuntime { handle: a.handle }),
+        S::InvalidHandle,
+        "not a runtime handle",
+    );
     assert_eq!(memhc_release(rt, a), S::Ok);
     expect(memhc_release(rt, a), S::InvalidHandle, "released already");
     let mut buf = [C::default(); 4];
     // SAFETY: `buf` has 4 elements.
-    expect(unsafe { memhc_read(rt, a, buf.as_mut_ptr(), 4) }, S::InvalidHandle, "released already");
+    expect(
+        unsafe { memhc_read(rt, a, buf.as_mut_ptr(), 4) },
+        S::InvalidHandle,
+        "released already",
+    );
     let mut t = C::default();
     // SAFETY: pointer to a local.
-    expect(unsafe { memhc_trace_meson4x4(rt, a, a, 0, &mut t) }, S::InvalidHandle, "released");
+    expect(
+        unsafe { memhc_trace_meson4x4(rt, a, a, 0, &mut t) },
+        S::InvalidHandle,
+        "released",
+    );
     assert_eq!(memhc_plan_release(rt, p), S::Ok);
-    expect(memhc_plan_release(rt, p), S::InvalidHandle, "released already");
+    expect(
+        memhc_plan_release(rt, p),
+        S::InvalidHandle,
+        "released already",
+    );
     assert_eq!(memhc_runtime_destroy(rt), S::Ok);
-    expect(memhc_runtime_destroy(rt), S::InvalidHandle, "released already");
+    expect(
+        memhc_runtime_destroy(rt),
+        S::InvalidHandle,
+        "released already",
+    );
     expect(memhc_audit(rt), S::InvalidHandle, "released already");
     // The objects of a destroyed runtime went with it.
     let (_, c) = register(other, 1, &[2, 2], &data);
@@ -345,7 +558,11 @@ fn double_release_use_after_release_and_foreign_handles() {
 
 #[test]
 fn messages_per_thread_and_copies() {
-    expect(memhc_audit(MemhcRuntime::default()), S::InvalidHandle, "null");
+    expect(
+        memhc_audit(MemhcRuntime::default()),
+        S::InvalidHandle,
+        "null",
+    );
     let mine = last();
     std::thread::spawn(|| assert!(last().is_empty(), "another thread's message is its own"))
         .join()
@@ -353,13 +570,22 @@ fn messages_per_thread_and_copies() {
     assert_eq!(last(), mine);
     let mut needed = 0usize;
     // SAFETY: a null buffer of capacity 0 asks for the size; `needed` is a local.
-    assert_eq!(unsafe { memhc_last_error_copy(null_mut(), 0, &mut needed) }, S::BufferTooSmall);
+    assert_eq!(
+        unsafe { memhc_last_error_copy(null_mut(), 0, &mut needed) },
+        S::BufferTooSmall
+    );
     assert_eq!(needed, mine.len() + 1);
     let mut buf = vec![0 as std::ffi::c_char; needed];
     // SAFETY: `buf` has `needed` bytes.
-    assert_eq!(unsafe { memhc_last_error_copy(buf.as_mut_ptr(), needed, null_mut()) }, S::Ok);
+    assert_eq!(
+        unsafe { memhc_last_error_copy(buf.as_mut_ptr(), needed, null_mut()) },
+        S::Ok
+    );
     // SAFETY: the copy is NUL-terminated within `buf`.
-    assert_eq!(unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy(), mine);
+    assert_eq!(
+        unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy(),
+        mine
+    );
     assert_eq!(last(), mine, "reading the message keeps it");
     for (i, s) in memhc_capi::MemhcStatus::ALL.iter().enumerate() {
         // SAFETY: static strings.
@@ -367,9 +593,17 @@ fn messages_per_thread_and_copies() {
         assert_eq!(name.to_str().ok(), Some(s.name()));
     }
     // SAFETY: static strings.
-    assert_eq!(unsafe { CStr::from_ptr(memhc_status_name(-4)) }.to_str().ok(), Some("MEMHC_STATUS_UNKNOWN"));
+    assert_eq!(
+        unsafe { CStr::from_ptr(memhc_status_name(-4)) }
+            .to_str()
+            .ok(),
+        Some("MEMHC_STATUS_UNKNOWN")
+    );
     // SAFETY: static string.
-    assert_eq!(unsafe { CStr::from_ptr(memhc_version()) }.to_str().ok(), Some(env!("CARGO_PKG_VERSION")));
+    assert_eq!(
+        unsafe { CStr::from_ptr(memhc_version()) }.to_str().ok(),
+        Some(env!("CARGO_PKG_VERSION"))
+    );
 }
 
 #[test]
@@ -384,7 +618,13 @@ fn runtimes_are_usable_from_many_threads() {
         .map(|w| {
             std::thread::spawn(move || {
                 for _ in 0..10 {
-                    let c = MemhcContraction { a, b: a, plan: p, a_split: 0, b_split: 0 };
+                    let c = MemhcContraction {
+                        a,
+                        b: a,
+                        plan: p,
+                        a_split: 0,
+                        b_split: 0,
+                    };
                     let mut o = MemhcObject::default();
                     // SAFETY: pointers to locals.
                     assert_eq!(unsafe { memhc_contract(rt, &c, w % 4, &mut o) }, S::Ok);

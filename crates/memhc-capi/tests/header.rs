@@ -34,7 +34,9 @@ fn readme_c_example_is_the_one_ci_runs() -> Result<(), Box<dyn std::error::Error
         .find("```c\n#include <memhc.h>")
         .ok_or("README.md has no C example")?
         + "```c\n".len();
-    let len = readme[start..].find("```").ok_or("unterminated C example")?;
+    let len = readme[start..]
+        .find("```")
+        .ok_or("unterminated C example")?;
     assert!(
         demo.contains(&readme[start..start + len]),
         "the C example of README.md and examples/c/demo.c differ: keep them equal"

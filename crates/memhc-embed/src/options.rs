@@ -116,9 +116,9 @@ impl Options {
             o.budget = Some(parse_bytes(b)?);
         }
         if let Some(p) = policy {
-            o.policy = p.parse::<PolicyKind>().map_err(|e| {
-                EmbedError::UnknownName(memhc_core::Error::from(e).to_string())
-            })?;
+            o.policy = p
+                .parse::<PolicyKind>()
+                .map_err(|e| EmbedError::UnknownName(memhc_core::Error::from(e).to_string()))?;
         }
         if let Some(m) = mode {
             o.mode = m
@@ -215,6 +215,9 @@ mod tests {
             zero.config().err().map(|e| e.kind()),
             Some(ErrorKind::InvalidArgument)
         );
-        assert_eq!(Options::default().config().ok().and_then(|c| c.budget), Some(DEFAULT_HOST_BUDGET));
+        assert_eq!(
+            Options::default().config().ok().and_then(|c| c.budget),
+            Some(DEFAULT_HOST_BUDGET)
+        );
     }
 }

@@ -46,7 +46,12 @@ impl Session {
     /// Registers a node of `spins` components of dimensions `dims` from its elements in packed
     /// order (components one after another, each row-major). The session keeps `data` (a
     /// host-backed object, copied to the device when first used).
-    pub fn register(&mut self, spins: usize, dims: &[usize], data: Vec<Complex64>) -> Result<ObjectId> {
+    pub fn register(
+        &mut self,
+        spins: usize,
+        dims: &[usize],
+        data: Vec<Complex64>,
+    ) -> Result<ObjectId> {
         let shape = NodeShape::new(spins, dims)?;
         let expected = shape.layout()?.elems();
         if data.len() != expected {
@@ -71,7 +76,13 @@ impl Session {
     }
 
     /// `Σ_(a, b) in pairs Tr(A[a] · B[b])`, computed on the device.
-    pub fn trace(&mut self, stream: usize, a: ObjectId, b: ObjectId, pairs: &TracePairs) -> Result<Complex64> {
+    pub fn trace(
+        &mut self,
+        stream: usize,
+        a: ObjectId,
+        b: ObjectId,
+        pairs: &TracePairs,
+    ) -> Result<Complex64> {
         Ok(with_engine!(&mut self.engine, e => e.trace(stream, a, b, pairs))?)
     }
 
@@ -175,22 +186,41 @@ mod tests {
     fn wrong_sizes_and_names_are_typed_errors() -> Result<()> {
         let mut s = Session::open(&Options::host(1 << 20))?;
         let c = Complex64::default();
-        assert_eq!(kind(s.register(16, &[2, 2], vec![c; 63])), Some(ErrorKind::SizeMismatch));
-        assert_eq!(kind(s.register(0, &[2, 2], vec![])), Some(ErrorKind::InvalidArgument));
+        assert_eq!(
+            kind(s.register(16, &[2, 2], vec![c; 63])),
+            Some(ErrorKind::SizeMismatch)
+        );
+        assert_eq!(
+            kind(s.register(0, &[2, 2], vec![])),
+            Some(ErrorKind::InvalidArgument)
+        );
         let a = s.register(1, &[2, 2], vec![c; 4])?;
-        assert_eq!(kind(s.read_into(a, &mut [c; 3])), Some(ErrorKind::SizeMismatch));
+        assert_eq!(
+            kind(s.read_into(a, &mut [c; 3])),
+            Some(ErrorKind::SizeMismatch)
+        );
         let bad = Contraction::new(a, a, Arc::new(SpinMapping::meson4x4()));
         assert_eq!(kind(s.contract(0, &bad)), Some(ErrorKind::InvalidArgument));
         let diag = Arc::new(SpinMapping::diagonal(1)?);
-        assert_eq!(kind(s.contract(9, &Contraction::new(a, a, diag))), Some(ErrorKind::InvalidArgument));
+        assert_eq!(
+            kind(s.contract(9, &Contraction::new(a, a, diag))),
+            Some(ErrorKind::InvalidArgument)
+        );
         // 64 KiB of one node cannot fit a 1 KiB device.
         let mut tiny = Session::open(&Options::host(1 << 10))?;
         let big = tiny.register(1, &[64, 64], vec![c; 64 * 64])?;
         let diag = Arc::new(SpinMapping::diagonal(1)?);
-        assert_eq!(kind(tiny.contract(0, &Contraction::new(big, big, diag))), Some(ErrorKind::DoesNotFit));
+        assert_eq!(
+            kind(tiny.contract(0, &Contraction::new(big, big, diag))),
+            Some(ErrorKind::DoesNotFit)
+        );
         for gpu in [BackendName::Cuda, BackendName::Rocm] {
             // Without a GPU (CI), opening says why; with one, it works.
-            let opened = Session::open(&Options { backend: gpu, budget: Some(1 << 20), ..Options::default() });
+            let opened = Session::open(&Options {
+                backend: gpu,
+                budget: Some(1 << 20),
+                ..Options::default()
+            });
             if let Err(e) = opened {
                 assert_eq!(e.kind(), ErrorKind::Unavailable, "{e}");
                 assert!(!e.to_string().contains('\n'));

@@ -66,7 +66,10 @@ fn mapping(spec: &Bound<'_, PyAny>, out_spins: Option<usize>) -> PyResult<Arc<Sp
         };
     }
     let terms: Vec<(usize, usize, usize)> = spec.extract()?;
-    let terms = terms.into_iter().map(|(o, a, b)| Term::new(o, a, b)).collect();
+    let terms = terms
+        .into_iter()
+        .map(|(o, a, b)| Term::new(o, a, b))
+        .collect();
     let m = match out_spins {
         Some(s) => SpinMapping::new(s, terms),
         None => SpinMapping::from_terms(terms),
@@ -76,9 +79,9 @@ fn mapping(spec: &Bound<'_, PyAny>, out_spins: Option<usize>) -> PyResult<Arc<Sp
 
 impl Runtime {
     fn session(&self) -> PyResult<std::sync::MutexGuard<'_, Session>> {
-        self.session
-            .lock()
-            .map_err(|_| MemhcError::new_err("this runtime failed internally earlier; make a new one"))
+        self.session.lock().map_err(|_| {
+            MemhcError::new_err("this runtime failed internally earlier; make a new one")
+        })
     }
 
     fn id(&self, node: &Node) -> PyResult<ObjectId> {
@@ -116,7 +119,8 @@ impl Runtime {
         streams: usize,
         seed: u64,
     ) -> PyResult<Self> {
-        let mut o = Options::from_names(Some(backend), None, Some(policy), Some(mode)).map_err(err)?;
+        let mut o =
+            Options::from_names(Some(backend), None, Some(policy), Some(mode)).map_err(err)?;
         if let Some(b) = budget {
             o.budget = Some(match b.extract::<usize>() {
                 Ok(n) => n,
@@ -142,7 +146,9 @@ impl Runtime {
         let arr = arr.cast_into::<PyArrayDyn<Complex64>>()?;
         let shape = arr.shape().to_vec();
         let Some((&spins, dims)) = shape.split_first() else {
-            return Err(PyValueError::new_err("a node needs an array of shape (spins, d0, ...)"));
+            return Err(PyValueError::new_err(
+                "a node needs an array of shape (spins, d0, ...)",
+            ));
         };
         let data = arr.readonly().as_slice()?.to_vec();
         let mut s = self.session()?;
@@ -153,24 +159,31 @@ impl Runtime {
     /// `out[o] += A[a] @ B[b]` for every term of `mapping` (`"meson4x4"` or a list of
     /// `(out, a, b)`), into a new node that stays in the runtime until read. `a_split` and
     /// `b_split`: leading dimensions of a component forming the matrix rows (baryons).
-    #[pyo3(signature = (a, b, mapping="meson4x4", out_spins=None, stream=0, a_split=1, b_split=1))]
+    #[pyo3(signature = (a, b, mapping=None, out_spins=None, stream=0, a_split=1, b_split=1))]
     #[allow(clippy::too_many_arguments)]
     fn contract(
         &self,
         py: Python<'_>,
         a: &Node,
         b: &Node,
-        mapping: &Bound<'_, PyAny>,
+        mapping: Option<&Bound<'_, PyAny>>,
         out_spins: Option<usize>,
         stream: usize,
         a_split: usize,
         b_split: usize,
     ) -> PyResult<Node> {
-        let m = self::mapping(mapping, out_spins)?;
+        let m = match mapping {
+            Some(spec) => self::mapping(spec, out_spins)?,
+            None => Arc::new(SpinMapping::meson4x4()),
+        };
         let c = Contraction::new(self.id(a)?, self.id(b)?, m)
             .with_views(MatrixView::split(a_split), MatrixView::split(b_split));
         let mut s = self.session()?;
-        let id = py.detach(|| s.contract(stream, &c)).map_err(err)?;
+        let id = {
+            let session: &mut Session = &mut s;
+            py.detach(|| session.contract(stream, &c))
+        }
+        .map_err(err)?;
         self.node(&s, id)
     }
 
@@ -180,24 +193,40 @@ impl Runtime {
         let mut cs = Vec::with_capacity(vector.len());
         for item in vector.iter() {
             let (a, b, m): (PyRef<'_, Node>, PyRef<'_, Node>, Bound<'_, PyAny>) = item.extract()?;
-            cs.push(Contraction::new(self.id(&a)?, self.id(&b)?, mapping(&m, None)?));
+            cs.push(Contraction::new(
+                self.id(&a)?,
+                self.id(&b)?,
+                mapping(&m, None)?,
+            ));
         }
         let mut s = self.session()?;
-        let ids = py.detach(|| s.run_vector(&cs)).map_err(err)?;
+        let ids = {
+            let session: &mut Session = &mut s;
+            py.detach(|| session.run_vector(&cs))
+        }
+        .map_err(err)?;
         ids.into_iter().map(|id| self.node(&s, id)).collect()
     }
 
     /// `sum over (a, b) in pairs of trace(A[a] @ B[b])`; `pairs` is `"meson4x4"` (the full
     /// spin trace of two mesons) or a list of `(a, b)`.
-    #[pyo3(signature = (a, b, pairs="meson4x4", stream=0))]
+    #[pyo3(signature = (a, b, pairs=None, stream=0))]
     fn trace(
         &self,
         py: Python<'_>,
         a: &Node,
         b: &Node,
-        pairs: &Bound<'_, PyAny>,
+        pairs: Option<&Bound<'_, PyAny>>,
         stream: usize,
     ) -> PyResult<Complex64> {
+        let Some(pairs) = pairs else {
+            let (a, b) = (self.id(a)?, self.id(b)?);
+            let mut s = self.session()?;
+            let session: &mut Session = &mut s;
+            return py
+                .detach(|| session.trace(stream, a, b, &TracePairs::meson4x4()))
+                .map_err(err);
+        };
         let pairs = match pairs.extract::<String>() {
             Ok(name) if name == "meson4x4" => TracePairs::meson4x4(),
             Ok(other) => {
@@ -209,15 +238,27 @@ impl Runtime {
         };
         let (a, b) = (self.id(a)?, self.id(b)?);
         let mut s = self.session()?;
-        py.detach(|| s.trace(stream, a, b, &pairs)).map_err(err)
+        {
+            let session: &mut Session = &mut s;
+            py.detach(|| session.trace(stream, a, b, &pairs))
+        }
+        .map_err(err)
     }
 
     /// The node's values as a new complex128 array of its shape.
-    fn read<'py>(&self, py: Python<'py>, node: &Node) -> PyResult<Bound<'py, PyArrayDyn<Complex64>>> {
+    fn read<'py>(
+        &self,
+        py: Python<'py>,
+        node: &Node,
+    ) -> PyResult<Bound<'py, PyArrayDyn<Complex64>>> {
         let id = self.id(node)?;
         let mut s = self.session()?;
         let mut values = vec![Complex64::default(); s.elements(id).map_err(err)?];
-        py.detach(|| s.read_into(id, &mut values)).map_err(err)?;
+        {
+            let session: &mut Session = &mut s;
+            py.detach(|| session.read_into(id, &mut values))
+        }
+        .map_err(err)?;
         numpy::PyArray1::from_vec(py, values).reshape(node.shape.clone())
     }
 

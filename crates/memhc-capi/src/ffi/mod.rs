@@ -5,10 +5,10 @@
 //! ([`crate::api`]).
 
 // In this order in the header: errors, runtimes, objects, computations.
-pub mod errors;
-pub mod runtime;
-pub mod objects;
 pub mod compute;
+pub mod errors;
+pub mod objects;
+pub mod runtime;
 
 use std::ffi::{CStr, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -132,7 +132,10 @@ mod tests {
         let status = guard(|| panic!("boom"));
         assert_eq!(status, MemhcStatus::Internal);
         let message = last_error::with(|m| m.to_string_lossy().into_owned());
-        assert!(message.contains("boom") && message.contains("internal error"), "{message}");
+        assert!(
+            message.contains("boom") && message.contains("internal error"),
+            "{message}"
+        );
         assert_eq!(guard(|| Ok(())), MemhcStatus::Ok);
         assert!(last_error::with(|m| m.to_bytes().is_empty()));
     }
@@ -145,7 +148,9 @@ mod tests {
             Some(MemhcStatus::InvalidArgument)
         );
         assert_eq!(
-            slice::<u64>(std::ptr::null(), 1, "x").err().map(|f| f.status),
+            slice::<u64>(std::ptr::null(), 1, "x")
+                .err()
+                .map(|f| f.status),
             Some(MemhcStatus::NullPointer)
         );
         assert_eq!(slice::<u64>(std::ptr::null(), 0, "x").ok(), Some(&[][..]));

@@ -92,7 +92,10 @@ pub unsafe extern "C" fn memhc_object_shape(
             }
             None => Err(Failure::new(
                 MemhcStatus::BufferTooSmall,
-                format!("the object has {} dimensions, dims has room for {dims_capacity}", d.len()),
+                format!(
+                    "the object has {} dimensions, dims has room for {dims_capacity}",
+                    d.len()
+                ),
             )),
         }
     })
@@ -121,7 +124,10 @@ pub unsafe extern "C" fn memhc_read(
             let shape = api::shape(rt, object)?;
             return Err(Failure::new(
                 MemhcStatus::SizeMismatch,
-                format!("the object has {} elements, the buffer 0", shape.spins() * shape.component_elems()),
+                format!(
+                    "the object has {} elements, the buffer 0",
+                    shape.spins() * shape.component_elems()
+                ),
             ));
         }
         let buf = slice_mut(out.cast::<Complex64>(), len, "out")?;
