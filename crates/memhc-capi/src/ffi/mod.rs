@@ -142,7 +142,8 @@ mod tests {
 
     #[test]
     fn pointers_are_checked() {
-        let misaligned = 1usize as *const u64;
+        let backing = [0u64; 2];
+        let misaligned = backing.as_ptr().cast::<u8>().wrapping_add(1).cast::<u64>();
         assert_eq!(
             slice(misaligned, 1, "x").err().map(|f| f.status),
             Some(MemhcStatus::InvalidArgument)
