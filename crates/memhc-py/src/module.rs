@@ -95,7 +95,7 @@ impl Runtime {
     }
 
     fn node(&self, session: &Session, id: ObjectId) -> PyResult<Node> {
-        let s = session.shape(id).map_err(|e| err(e))?;
+        let s = session.shape(id).map_err(err)?;
         Ok(Node {
             runtime: self.serial,
             id,
