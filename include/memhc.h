@@ -125,6 +125,77 @@ typedef int32_t memhc_status;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// A runtime: one device budget on one backend, with its objects and plans. Obtained from
+// `memhc_runtime_create`, given back with `memhc_runtime_destroy`. A handle is a number, not
+// a pointer: copy it freely; `{0}` is the null handle. A handle that was destroyed is refused
+// (`MEMHC_STATUS_INVALID_HANDLE`), never dereferenced.
+typedef struct memhc_runtime {
+  // Opaque: 0 for the null handle.
+  uint64_t handle;
+} memhc_runtime;
+
+// One term of a spin mapping: `out[out] += A[a] * B[b]` (spin indices, from 0).
+typedef struct memhc_term {
+  // Output spin.
+  size_t out;
+  // Spin of A.
+  size_t a;
+  // Spin of B.
+  size_t b;
+} memhc_term;
+
+// A plan of one runtime: a validated spin mapping (a list of terms), reusable by any number
+// of contractions. Valid until `memhc_plan_release` or `memhc_runtime_destroy`; releasing a
+// plan does not affect contractions that ran with it.
+typedef struct memhc_plan {
+  // Opaque: 0 for the null handle.
+  uint64_t handle;
+} memhc_plan;
+
+// An object of one runtime: a hadron node (spin components of complex doubles), registered
+// from host data or produced by a contraction. It belongs to the runtime that made it and is
+// valid until `memhc_release` or `memhc_runtime_destroy`; a stale handle is refused, never
+// dereferenced. Results stay on the device until read.
+typedef struct memhc_object {
+  // Opaque: 0 for the null handle.
+  uint64_t handle;
+} memhc_object;
+
+// One contraction: `out[t.out] += A[t.a] * B[t.b]` for every term `t` of `plan`, each
+// component seen as a row-major matrix whose rows are its first `split` dimensions (0 means
+// 1: a meson component `N x N` is an `N x N` matrix; a baryon component `N x N x N` is
+// `N x N^2` with split 1 or `N^2 x N` with split 2).
+typedef struct memhc_contraction {
+  // The left input.
+  struct memhc_object a;
+  // The right input.
+  struct memhc_object b;
+  // The spin mapping.
+  struct memhc_plan plan;
+  // Leading dimensions of A's components forming the rows (0: 1).
+  size_t a_split;
+  // Leading dimensions of B's components forming the rows (0: 1).
+  size_t b_split;
+} memhc_contraction;
+
+// One pair of a trace: `Tr(A[a] * B[b])` is added to the result.
+typedef struct memhc_pair {
+  // Spin of A.
+  size_t a;
+  // Spin of B.
+  size_t b;
+} memhc_pair;
+
+// A complex double: the same layout as C99's `double _Complex` and C++'s
+// `std::complex<double>` (an array of either may be passed where an array of `memhc_complex`
+// is expected, by a pointer cast).
+typedef struct memhc_complex {
+  // Real part.
+  double re;
+  // Imaginary part.
+  double im;
+} memhc_complex;
+
 // How to create a runtime. Start from `memhc_config_default()` and change fields; strings are
 // read during `memhc_runtime_create` only (the caller keeps ownership), and a null string
 // means the default.
@@ -146,15 +217,6 @@ typedef struct memhc_config {
   // Seed of the `random` policy.
   uint64_t seed;
 } memhc_config;
-
-// A runtime: one device budget on one backend, with its objects and plans. Obtained from
-// `memhc_runtime_create`, given back with `memhc_runtime_destroy`. A handle is a number, not
-// a pointer: copy it freely; `{0}` is the null handle. A handle that was destroyed is refused
-// (`MEMHC_STATUS_INVALID_HANDLE`), never dereferenced.
-typedef struct memhc_runtime {
-  // Opaque: 0 for the null handle.
-  uint64_t handle;
-} memhc_runtime;
 
 // A snapshot of a runtime's statistics (the metric names of memhc's reports).
 typedef struct memhc_stats {
@@ -196,215 +258,9 @@ typedef struct memhc_stats {
   uint64_t budget_bytes;
 } memhc_stats;
 
-// A complex double: the same layout as C99's `double _Complex` and C++'s
-// `std::complex<double>` (an array of either may be passed where an array of `memhc_complex`
-// is expected, by a pointer cast).
-typedef struct memhc_complex {
-  // Real part.
-  double re;
-  // Imaginary part.
-  double im;
-} memhc_complex;
-
-// An object of one runtime: a hadron node (spin components of complex doubles), registered
-// from host data or produced by a contraction. It belongs to the runtime that made it and is
-// valid until `memhc_release` or `memhc_runtime_destroy`; a stale handle is refused, never
-// dereferenced. Results stay on the device until read.
-typedef struct memhc_object {
-  // Opaque: 0 for the null handle.
-  uint64_t handle;
-} memhc_object;
-
-// One term of a spin mapping: `out[out] += A[a] * B[b]` (spin indices, from 0).
-typedef struct memhc_term {
-  // Output spin.
-  size_t out;
-  // Spin of A.
-  size_t a;
-  // Spin of B.
-  size_t b;
-} memhc_term;
-
-// A plan of one runtime: a validated spin mapping (a list of terms), reusable by any number
-// of contractions. Valid until `memhc_plan_release` or `memhc_runtime_destroy`; releasing a
-// plan does not affect contractions that ran with it.
-typedef struct memhc_plan {
-  // Opaque: 0 for the null handle.
-  uint64_t handle;
-} memhc_plan;
-
-// One contraction: `out[t.out] += A[t.a] * B[t.b]` for every term `t` of `plan`, each
-// component seen as a row-major matrix whose rows are its first `split` dimensions (0 means
-// 1: a meson component `N x N` is an `N x N` matrix; a baryon component `N x N x N` is
-// `N x N^2` with split 1 or `N^2 x N` with split 2).
-typedef struct memhc_contraction {
-  // The left input.
-  struct memhc_object a;
-  // The right input.
-  struct memhc_object b;
-  // The spin mapping.
-  struct memhc_plan plan;
-  // Leading dimensions of A's components forming the rows (0: 1).
-  size_t a_split;
-  // Leading dimensions of B's components forming the rows (0: 1).
-  size_t b_split;
-} memhc_contraction;
-
-// One pair of a trace: `Tr(A[a] * B[b])` is added to the result.
-typedef struct memhc_pair {
-  // Spin of A.
-  size_t a;
-  // Spin of B.
-  size_t b;
-} memhc_pair;
-
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
-
-// The library's version, as a static NUL-terminated string (`"0.1.0"`). Never fails; the
-// pointer is valid for the life of the program and must not be freed.
-const char *memhc_version(void);
-
-// The name of a status code as this header spells it (`"MEMHC_STATUS_DOES_NOT_FIT"`), or
-// `"MEMHC_STATUS_UNKNOWN"` for a value this library does not know. Never fails; the string is
-// static: valid for the life of the program, never freed by the caller. Does not change the
-// last error.
-const char *memhc_status_name(int32_t status);
-
-// The message of the last failed memhc call on the calling thread, one line of UTF-8 without
-// a trailing newline; the empty string after a successful call (or before any call). Never
-// null, never fails.
-//
-// Lifetime: the pointer stays valid until the next memhc call on the same thread (which may
-// replace the message) or until the thread ends; copy the text to keep it. It is owned by
-// memhc: never free it. Each thread has its own message. This function, `memhc_last_error_copy`,
-// `memhc_status_name` and `memhc_version` do not change it.
-const char *memhc_last_error(void);
-
-// Copies the calling thread's last error message, NUL-terminated, into the caller's buffer
-// `buf` of `capacity` bytes, and stores the bytes it needs (message plus NUL) in `*needed`
-// unless `needed` is null. With a buffer too small (or `buf` null and `capacity` 0, to ask
-// the size) nothing is copied and `MEMHC_STATUS_BUFFER_TOO_SMALL` is returned. Does not
-// change the last error.
-//
-// # Safety
-//
-// `buf` must point to `capacity` writable bytes (or be null with `capacity` 0); `needed` must
-// be null or point to a writable `size_t`.
-memhc_status memhc_last_error_copy(char *buf, size_t capacity, size_t *needed);
-
-// The default configuration: the host backend, a 1 GiB budget (`budget_bytes` 0), LRU, the
-// optimal mode, 4 streams, seed 0; every string null (its default). Never fails.
-struct memhc_config memhc_config_default(void);
-
-// Creates a runtime as `*config` says (null `config`: `memhc_config_default()`) and stores
-// its handle in `*out`. The strings of the configuration are read during the call only.
-// On failure `*out` is left unchanged: `MEMHC_STATUS_UNKNOWN_NAME` for an unknown backend,
-// policy or mode, `MEMHC_STATUS_UNAVAILABLE` when the backend cannot open here (no GPU,
-// driver or library: the message says which), `MEMHC_STATUS_INVALID_ARGUMENT` for a
-// configuration out of range.
-//
-// The runtime is owned by the caller until `memhc_runtime_destroy`; a program that exits
-// without destroying it leaks its memory only (no files or devices stay locked).
-//
-// # Safety
-//
-// `config` must be null or point to a valid `memhc_config` whose non-null strings are
-// NUL-terminated; `out` must point to a writable `memhc_runtime`.
-memhc_status memhc_runtime_create(const struct memhc_config *config, struct memhc_runtime *out);
-
-// Destroys a runtime: waits for its work, returns its device memory, and makes its handle and
-// the handles of all its objects and plans stale (later use is refused with
-// `MEMHC_STATUS_INVALID_HANDLE`, as is a second destroy). If another thread is inside a call
-// on the same runtime, that call finishes normally and the memory is returned when it does.
-memhc_status memhc_runtime_destroy(struct memhc_runtime rt);
-
-// Stores a snapshot of the runtime's statistics in `*out`.
-//
-// # Safety
-//
-// `out` must point to a writable `memhc_stats`.
-memhc_status memhc_get_stats(struct memhc_runtime rt, struct memhc_stats *out);
-
-// Checks every invariant of the runtime's tables (element cache, free pool, budget, object
-// states) and that its handles match its objects: `MEMHC_STATUS_OK`, or
-// `MEMHC_STATUS_AUDIT_FAILED` with every broken invariant in the message (a bug in memhc).
-memhc_status memhc_audit(struct memhc_runtime rt);
-
-// Blocks until all work of the runtime on all its streams has completed. Reads
-// (`memhc_read`, `memhc_trace`) already wait for what they need; this is for timing.
-memhc_status memhc_synchronize(struct memhc_runtime rt);
-
-// Registers a hadron node from host data and stores its handle in `*out`: `spins` spin
-// components, each a dense tensor of dimensions `dims[0] x ... x dims[rank-1]` (a meson:
-// `spins` 16, `dims` {N, N}; a baryon: {N, N, N}), its `len` elements in `data` in packed
-// order: component after component, each row-major (C order); `len` must be exactly
-// `spins * dims[0] * ... * dims[rank-1]` (else `MEMHC_STATUS_SIZE_MISMATCH`).
-//
-// Ownership: the data is copied before the call returns; the caller may free or reuse
-// `data` and `dims` at once (memhc never borrows a caller's buffer beyond a call). The copy
-// goes to the device when a contraction first needs it.
-//
-// # Safety
-//
-// `dims` must point to `rank` readable `size_t`; `data` to `len` readable `memhc_complex`
-// (or be null with `len` 0); `out` to a writable `memhc_object`.
-memhc_status memhc_register(struct memhc_runtime rt,
-                            size_t spins,
-                            const size_t *dims,
-                            size_t rank,
-                            const struct memhc_complex *data,
-                            size_t len,
-                            struct memhc_object *out);
-
-// Stores the number of complex elements of an object in `*out`: the `len` that `memhc_read`
-// needs (`spins * dims[0] * ... * dims[rank-1]`).
-//
-// # Safety
-//
-// `out` must point to a writable `size_t`.
-memhc_status memhc_object_elements(struct memhc_runtime rt,
-                                   struct memhc_object object,
-                                   size_t *out);
-
-// The shape of an object: its spins in `*spins`, its rank (dimensions per component) in
-// `*rank`, and the dimensions in `dims[0..rank]`. `*rank` is written even when `dims_capacity`
-// is smaller than the rank, which then returns `MEMHC_STATUS_BUFFER_TOO_SMALL` without
-// writing `dims` (call again with a larger array; a rank above 8 is unusual).
-//
-// # Safety
-//
-// `spins` and `rank` must point to writable `size_t`; `dims` to `dims_capacity` writable
-// `size_t` (or be null with `dims_capacity` 0).
-memhc_status memhc_object_shape(struct memhc_runtime rt,
-                                struct memhc_object object,
-                                size_t *spins,
-                                size_t *dims,
-                                size_t dims_capacity,
-                                size_t *rank);
-
-// Copies an object's values into the caller's buffer `out` of `len` elements, which must be
-// exactly the object's number of elements (`memhc_object_elements`; else
-// `MEMHC_STATUS_SIZE_MISMATCH` and nothing is written), in packed order (component after
-// component, each row-major). A result whose only copy is on the device is copied back
-// first and stays resident; the call waits for the work that writes it. A produced object
-// whose contraction failed has no value: `MEMHC_STATUS_UNINITIALIZED`.
-//
-// # Safety
-//
-// `out` must point to `len` writable `memhc_complex` that nothing else uses during the call.
-memhc_status memhc_read(struct memhc_runtime rt,
-                        struct memhc_object object,
-                        struct memhc_complex *out,
-                        size_t len);
-
-// Releases an object: its handle becomes stale (a second release, or any later use, is
-// refused with `MEMHC_STATUS_INVALID_HANDLE`) and its device memory returns to the runtime's
-// free pool. Objects must be released by the caller (or all at once by
-// `memhc_runtime_destroy`); results not released stay on the device and count against the
-// budget, though they may be evicted (written back to host memory first).
-memhc_status memhc_release(struct memhc_runtime rt, struct memhc_object object);
 
 // Creates a plan from a spin mapping given as `n_terms` terms (`out[t.out] += A[t.a] * B[t.b]`,
 // accumulated in the order given) producing `out_spins` output spins (0: the largest `out`
@@ -495,6 +351,150 @@ memhc_status memhc_trace_meson4x4(struct memhc_runtime rt,
                                   struct memhc_object b,
                                   size_t stream,
                                   struct memhc_complex *out);
+
+// The library's version, as a static NUL-terminated string (`"0.1.0"`). Never fails; the
+// pointer is valid for the life of the program and must not be freed.
+const char *memhc_version(void);
+
+// The name of a status code as this header spells it (`"MEMHC_STATUS_DOES_NOT_FIT"`), or
+// `"MEMHC_STATUS_UNKNOWN"` for a value this library does not know. Never fails; the string is
+// static: valid for the life of the program, never freed by the caller. Does not change the
+// last error.
+const char *memhc_status_name(int32_t status);
+
+// The message of the last failed memhc call on the calling thread, one line of UTF-8 without
+// a trailing newline; the empty string after a successful call (or before any call). Never
+// null, never fails.
+//
+// Lifetime: the pointer stays valid until the next memhc call on the same thread (which may
+// replace the message) or until the thread ends; copy the text to keep it. It is owned by
+// memhc: never free it. Each thread has its own message. This function, `memhc_last_error_copy`,
+// `memhc_status_name` and `memhc_version` do not change it.
+const char *memhc_last_error(void);
+
+// Copies the calling thread's last error message, NUL-terminated, into the caller's buffer
+// `buf` of `capacity` bytes, and stores the bytes it needs (message plus NUL) in `*needed`
+// unless `needed` is null. With a buffer too small (or `buf` null and `capacity` 0, to ask
+// the size) nothing is copied and `MEMHC_STATUS_BUFFER_TOO_SMALL` is returned. Does not
+// change the last error.
+//
+// # Safety
+//
+// `buf` must point to `capacity` writable bytes (or be null with `capacity` 0); `needed` must
+// be null or point to a writable `size_t`.
+memhc_status memhc_last_error_copy(char *buf, size_t capacity, size_t *needed);
+
+// Registers a hadron node from host data and stores its handle in `*out`: `spins` spin
+// components, each a dense tensor of dimensions `dims[0] x ... x dims[rank-1]` (a meson:
+// `spins` 16, `dims` {N, N}; a baryon: {N, N, N}), its `len` elements in `data` in packed
+// order: component after component, each row-major (C order); `len` must be exactly
+// `spins * dims[0] * ... * dims[rank-1]` (else `MEMHC_STATUS_SIZE_MISMATCH`).
+//
+// Ownership: the data is copied before the call returns; the caller may free or reuse
+// `data` and `dims` at once (memhc never borrows a caller's buffer beyond a call). The copy
+// goes to the device when a contraction first needs it.
+//
+// # Safety
+//
+// `dims` must point to `rank` readable `size_t`; `data` to `len` readable `memhc_complex`
+// (or be null with `len` 0); `out` to a writable `memhc_object`.
+memhc_status memhc_register(struct memhc_runtime rt,
+                            size_t spins,
+                            const size_t *dims,
+                            size_t rank,
+                            const struct memhc_complex *data,
+                            size_t len,
+                            struct memhc_object *out);
+
+// Stores the number of complex elements of an object in `*out`: the `len` that `memhc_read`
+// needs (`spins * dims[0] * ... * dims[rank-1]`).
+//
+// # Safety
+//
+// `out` must point to a writable `size_t`.
+memhc_status memhc_object_elements(struct memhc_runtime rt,
+                                   struct memhc_object object,
+                                   size_t *out);
+
+// The shape of an object: its spins in `*spins`, its rank (dimensions per component) in
+// `*rank`, and the dimensions in `dims[0..rank]`. `*rank` is written even when `dims_capacity`
+// is smaller than the rank, which then returns `MEMHC_STATUS_BUFFER_TOO_SMALL` without
+// writing `dims` (call again with a larger array; a rank above 8 is unusual).
+//
+// # Safety
+//
+// `spins` and `rank` must point to writable `size_t`; `dims` to `dims_capacity` writable
+// `size_t` (or be null with `dims_capacity` 0).
+memhc_status memhc_object_shape(struct memhc_runtime rt,
+                                struct memhc_object object,
+                                size_t *spins,
+                                size_t *dims,
+                                size_t dims_capacity,
+                                size_t *rank);
+
+// Copies an object's values into the caller's buffer `out` of `len` elements, which must be
+// exactly the object's number of elements (`memhc_object_elements`; else
+// `MEMHC_STATUS_SIZE_MISMATCH` and nothing is written), in packed order (component after
+// component, each row-major). A result whose only copy is on the device is copied back
+// first and stays resident; the call waits for the work that writes it. A produced object
+// whose contraction failed has no value: `MEMHC_STATUS_UNINITIALIZED`.
+//
+// # Safety
+//
+// `out` must point to `len` writable `memhc_complex` that nothing else uses during the call.
+memhc_status memhc_read(struct memhc_runtime rt,
+                        struct memhc_object object,
+                        struct memhc_complex *out,
+                        size_t len);
+
+// Releases an object: its handle becomes stale (a second release, or any later use, is
+// refused with `MEMHC_STATUS_INVALID_HANDLE`) and its device memory returns to the runtime's
+// free pool. Objects must be released by the caller (or all at once by
+// `memhc_runtime_destroy`); results not released stay on the device and count against the
+// budget, though they may be evicted (written back to host memory first).
+memhc_status memhc_release(struct memhc_runtime rt, struct memhc_object object);
+
+// The default configuration: the host backend, a 1 GiB budget (`budget_bytes` 0), LRU, the
+// optimal mode, 4 streams, seed 0; every string null (its default). Never fails.
+struct memhc_config memhc_config_default(void);
+
+// Creates a runtime as `*config` says (null `config`: `memhc_config_default()`) and stores
+// its handle in `*out`. The strings of the configuration are read during the call only.
+// On failure `*out` is left unchanged: `MEMHC_STATUS_UNKNOWN_NAME` for an unknown backend,
+// policy or mode, `MEMHC_STATUS_UNAVAILABLE` when the backend cannot open here (no GPU,
+// driver or library: the message says which), `MEMHC_STATUS_INVALID_ARGUMENT` for a
+// configuration out of range.
+//
+// The runtime is owned by the caller until `memhc_runtime_destroy`; a program that exits
+// without destroying it leaks its memory only (no files or devices stay locked).
+//
+// # Safety
+//
+// `config` must be null or point to a valid `memhc_config` whose non-null strings are
+// NUL-terminated; `out` must point to a writable `memhc_runtime`.
+memhc_status memhc_runtime_create(const struct memhc_config *config, struct memhc_runtime *out);
+
+// Destroys a runtime: waits for its work, returns its device memory, and makes its handle and
+// the handles of all its objects and plans stale (later use is refused with
+// `MEMHC_STATUS_INVALID_HANDLE`, as is a second destroy). If another thread is inside a call
+// on the same runtime, that call finishes normally and the memory is returned when it does.
+memhc_status memhc_runtime_destroy(struct memhc_runtime rt);
+
+// Stores a snapshot of the runtime's statistics in `*out`.
+//
+// # Safety
+//
+// `out` must point to a writable `memhc_stats`.
+memhc_status memhc_get_stats(struct memhc_runtime rt, struct memhc_stats *out);
+
+// Checks every invariant of the runtime's tables (element cache, free pool, budget, object
+// states) and that its handles match its objects: `MEMHC_STATUS_OK`, or
+// `MEMHC_STATUS_AUDIT_FAILED` with every broken invariant in the message (a bug in memhc).
+memhc_status memhc_audit(struct memhc_runtime rt);
+
+// Blocks until all work of the runtime on all its streams has completed. Reads
+// (`memhc_read`, `memhc_trace`) already wait for what they need; this is for timing.
+memhc_status memhc_synchronize(struct memhc_runtime rt);
 
 #ifdef __cplusplus
 }  // extern "C"
