@@ -4,7 +4,6 @@
 //! the thread-local message are set on the way out. Everything behind it is safe Rust
 //! ([`crate::api`]).
 
-// In this order in the header: errors, runtimes, objects, computations.
 pub mod compute;
 pub mod errors;
 pub mod objects;
