@@ -1,0 +1,155 @@
+//! The C types of the header: handles, the configuration, and the plain structs calls take.
+//!
+//! These are the Rust definitions cbindgen turns into `include/memhc.h`; their doc comments
+//! are the header's.
+
+/// A runtime: one device budget on one backend, with its objects and plans. Obtained from
+/// `memhc_runtime_create`, given back with `memhc_runtime_destroy`. A handle is a number, not
+/// a pointer: copy it freely; `{0}` is the null handle. A handle that was destroyed is refused
+/// (`MEMHC_STATUS_INVALID_HANDLE`), never dereferenced.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct MemhcRuntime {
+    /// Opaque: 0 for the null handle.
+    pub handle: u64,
+}
+
+/// An object of one runtime: a hadron node (spin components of complex doubles), registered
+/// from host data or produced by a contraction. It belongs to the runtime that made it and is
+/// valid until `memhc_release` or `memhc_runtime_destroy`; a stale handle is refused, never
+/// dereferenced. Results stay on the device until read.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct MemhcObject {
+    /// Opaque: 0 for the null handle.
+    pub handle: u64,
+}
+
+/// A plan of one runtime: a validated spin mapping (a list of terms), reusable by any number
+/// of contractions. Valid until `memhc_plan_release` or `memhc_runtime_destroy`; releasing a
+/// plan does not affect contractions that ran with it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct MemhcPlan {
+    /// Opaque: 0 for the null handle.
+    pub handle: u64,
+}
+
+/// A complex double: the same layout as C99's `double _Complex` and C++'s
+/// `std::complex<double>` (an array of either may be passed where an array of `memhc_complex`
+/// is expected, by a pointer cast).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MemhcComplex {
+    /// Real part.
+    pub re: f64,
+    /// Imaginary part.
+    pub im: f64,
+}
+
+/// One term of a spin mapping: `out[out] += A[a] * B[b]` (spin indices, from 0).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemhcTerm {
+    /// Output spin.
+    pub out: usize,
+    /// Spin of A.
+    pub a: usize,
+    /// Spin of B.
+    pub b: usize,
+}
+
+/// One pair of a trace: `Tr(A[a] * B[b])` is added to the result.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemhcPair {
+    /// Spin of A.
+    pub a: usize,
+    /// Spin of B.
+    pub b: usize,
+}
+
+/// One contraction: `out[t.out] += A[t.a] * B[t.b]` for every term `t` of `plan`, each
+/// component seen as a row-major matrix whose rows are its first `split` dimensions (0 means
+/// 1: a meson component `N x N` is an `N x N` matrix; a baryon component `N x N x N` is
+/// `N x N^2` with split 1 or `N^2 x N` with split 2).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemhcContraction {
+    /// The left input.
+    pub a: MemhcObject,
+    /// The right input.
+    pub b: MemhcObject,
+    /// The spin mapping.
+    pub plan: MemhcPlan,
+    /// Leading dimensions of A's components forming the rows (0: 1).
+    pub a_split: usize,
+    /// Leading dimensions of B's components forming the rows (0: 1).
+    pub b_split: usize,
+}
+
+/// How to create a runtime. Start from `memhc_config_default()` and change fields; strings are
+/// read during `memhc_runtime_create` only (the caller keeps ownership), and a null string
+/// means the default.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemhcConfig {
+    /// `"host"` (the CPU reference backend, default), `"cuda"` or `"rocm"` (GPU libraries are
+    /// loaded at run time: without them creation fails with `MEMHC_STATUS_UNAVAILABLE`).
+    pub backend: *const std::ffi::c_char,
+    /// Device bytes the runtime may hold; 0: the device's free memory on a GPU, 1 GiB on the
+    /// host backend (whose "device" is host memory taken as objects need it).
+    pub budget_bytes: u64,
+    /// Eviction policy: `"lru"` (default), `"pp-lru"`, `"random"`, `"mru"`, `"car"`,
+    /// `"clock-pro"` or `"belady"`.
+    pub policy: *const std::ffi::c_char,
+    /// `"optimal"` (default: all of MemHC), `"naive"`, `"reorg"`, `"reorg-sync"`, or
+    /// `"unified"` (managed memory; GPU backends only).
+    pub mode: *const std::ffi::c_char,
+    /// Streams contractions are spread over; 0: 4.
+    pub streams: u32,
+    /// Seed of the `random` policy.
+    pub seed: u64,
+}
+
+/// A snapshot of a runtime's statistics (the metric names of memhc's reports).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MemhcStats {
+    /// Driver allocations made (in arena mode, the arena's one).
+    pub allocations: u64,
+    /// Driver frees made.
+    pub frees: u64,
+    /// Requests for device memory served from the free pool.
+    pub pool_reuses: u64,
+    /// Requests served with the block of the object just evicted for them.
+    pub handovers: u64,
+    /// Requests served by a range of the arena (arena mode).
+    pub arena_allocations: u64,
+    /// Object uses that found the object resident (no allocation, no copy).
+    pub hits: u64,
+    /// Object uses that had to make the object resident.
+    pub misses: u64,
+    /// `hits / (hits + misses)`, 0 when there were none.
+    pub hit_rate: f64,
+    /// Objects evicted to make room.
+    pub evictions: u64,
+    /// Evicted objects whose device copy was the only one, copied back first.
+    pub writebacks: u64,
+    /// Bytes copied host to device.
+    pub h2d_bytes: u64,
+    /// Bytes copied device to host.
+    pub d2h_bytes: u64,
+    /// The most device bytes held at once.
+    pub peak_device_bytes: u64,
+    /// Floating-point operations of all products (`8 m n k` each).
+    pub flops: u64,
+    /// Batched GEMM calls.
+    pub gemm_calls: u64,
+    /// Live objects of the runtime.
+    pub objects: u64,
+    /// Live plans of the runtime.
+    pub plans: u64,
+    /// The device budget in bytes.
+    pub budget_bytes: u64,
+}

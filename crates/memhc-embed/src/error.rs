@@ -1,0 +1,128 @@
+//! Errors of an embedded session, sorted into kinds a C status code or a Python exception can
+//! carry.
+
+use hadron::HadronError;
+use memhc_core::{BackendError, Error};
+
+/// What went wrong, in the few kinds a caller in another language branches on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// An argument out of range or inconsistent: a shape, a mapping, trace pairs, a view, a
+    /// stream, a configuration value.
+    InvalidArgument,
+    /// A buffer whose length is not the one the object or shape needs.
+    SizeMismatch,
+    /// A name that is not one of the known backends, policies or modes, or a byte count that
+    /// does not parse.
+    UnknownName,
+    /// The backend cannot run here: not compiled into this build, or no driver, library or
+    /// device.
+    Unavailable,
+    /// The objects one operation needs at once do not fit in the device budget.
+    DoesNotFit,
+    /// An object read before it holds a value.
+    Uninitialized,
+    /// An object id that does not name a live object of the session.
+    UnknownObject,
+    /// A device call failed.
+    Device,
+    /// [`Session::audit`](crate::Session::audit) found an invariant broken.
+    AuditFailed,
+    /// A bug in memhc: an invariant found broken before it could corrupt anything.
+    Internal,
+}
+
+/// An error of an embedded session: a [`HadronError`] from the engine, or one of the session's
+/// own.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EmbedError {
+    /// The engine or the runtime refused or failed.
+    #[error(transparent)]
+    Hadron(#[from] HadronError),
+    /// The backend cannot run here (not compiled in, or not openable).
+    #[error("{0}")]
+    Unavailable(String),
+    /// An unknown backend, policy or mode name, or an unparsable byte count.
+    #[error("{0}")]
+    UnknownName(String),
+    /// An argument the session checks itself (lengths, shapes of buffers).
+    #[error("{0}")]
+    SizeMismatch(String),
+    /// The audit found broken invariants, one line each.
+    #[error("audit failed: {}", .0.join("; "))]
+    Audit(Vec<String>),
+}
+
+impl From<Error> for EmbedError {
+    fn from(e: Error) -> Self {
+        EmbedError::Hadron(HadronError::Runtime(e))
+    }
+}
+
+impl From<BackendError> for EmbedError {
+    fn from(e: BackendError) -> Self {
+        Error::from(e).into()
+    }
+}
+
+impl EmbedError {
+    /// The kind of this error.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            EmbedError::Hadron(HadronError::Runtime(e)) => runtime_kind(e),
+            EmbedError::Hadron(HadronError::UnknownNode(_)) => ErrorKind::UnknownObject,
+            EmbedError::Hadron(_) => ErrorKind::InvalidArgument,
+            EmbedError::Unavailable(_) => ErrorKind::Unavailable,
+            EmbedError::UnknownName(_) => ErrorKind::UnknownName,
+            EmbedError::SizeMismatch(_) => ErrorKind::SizeMismatch,
+            EmbedError::Audit(_) => ErrorKind::AuditFailed,
+        }
+    }
+}
+
+fn runtime_kind(e: &Error) -> ErrorKind {
+    match e {
+        Error::Backend(BackendError::Unavailable(_) | BackendError::Unsupported(_)) => {
+            ErrorKind::Unavailable
+        }
+        Error::Backend(_) => ErrorKind::Device,
+        Error::UnknownObject(_) => ErrorKind::UnknownObject,
+        Error::Uninitialized(_) => ErrorKind::Uninitialized,
+        Error::DoesNotFit { .. } | Error::Fragmented { .. } | Error::ManagedDoesNotFit { .. } => {
+            ErrorKind::DoesNotFit
+        }
+        Error::LengthMismatch { .. } => ErrorKind::SizeMismatch,
+        Error::UnknownPolicy(_) | Error::UnknownMode(_) => ErrorKind::UnknownName,
+        Error::Internal(_) => ErrorKind::Internal,
+        _ => ErrorKind::InvalidArgument,
+    }
+}
+
+/// Shorthand for results of a session.
+pub type Result<T, E = EmbedError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memhc_core::ObjectId;
+
+    #[test]
+    fn kinds() {
+        let fit = Error::DoesNotFit {
+            needed: 2,
+            available: 1,
+            budget: 1,
+        };
+        assert_eq!(EmbedError::from(fit).kind(), ErrorKind::DoesNotFit);
+        let gone = EmbedError::Hadron(HadronError::UnknownNode(ObjectId::from_index(3)));
+        assert_eq!(gone.kind(), ErrorKind::UnknownObject);
+        let none = EmbedError::from(BackendError::Unavailable("no driver".into()));
+        assert_eq!(none.kind(), ErrorKind::Unavailable);
+        assert!(none.to_string().ends_with("no driver"));
+        assert_eq!(
+            EmbedError::Hadron(HadronError::Empty("spin mapping")).kind(),
+            ErrorKind::InvalidArgument
+        );
+    }
+}

@@ -1,0 +1,55 @@
+//! # memhc-embed
+//!
+//! memhc for codes that are not written in Rust: one safe layer that the C ABI
+//! (`memhc-capi`) and the Python module (`memhc-py`) both stand on, so that they differ only in
+//! how values cross the boundary.
+//!
+//! * [`Options`]: a runtime described by names and numbers, as a C struct or Python keywords
+//!   give it: the backend (`host`, `cuda`, `rocm`), the device budget (`"8G"` through
+//!   [`parse_bytes`]), the eviction policy, the mode, the streams and the random policy's seed.
+//! * [`Session`]: a [`hadron::Engine`] on the backend the options name, whatever its type
+//!   (the backends are different Rust types; the session hides which one it holds): register
+//!   host nodes, contract with any spin mapping, run vectors, trace, read results into a
+//!   caller's buffer, release, statistics and audit.
+//! * [`EmbedError`] and its [`ErrorKind`]: what went wrong, sorted into the few kinds a C status
+//!   code or a Python exception can carry.
+//!
+//! ```
+//! use memhc_embed::{Options, Session};
+//! use memhc_embed::hadron::{SpinMapping, TracePairs, Contraction};
+//! use memhc_embed::Complex64 as C;
+//! use std::sync::Arc;
+//!
+//! # fn main() -> Result<(), memhc_embed::EmbedError> {
+//! let mut s = Session::open(&Options::host(64 << 20))?;
+//! let n = 4;
+//! let ones = vec![C::new(1.0, 0.0); 16 * n * n];
+//! let a = s.register(16, &[n, n], ones.clone())?;
+//! let b = s.register(16, &[n, n], ones)?;
+//! let out = s.contract(0, &Contraction::new(a, b, Arc::new(SpinMapping::meson4x4())))?;
+//! let mut values = vec![C::default(); s.elements(out)?];
+//! s.read_into(out, &mut values)?;
+//! assert!(values.iter().all(|&v| v == C::new(4.0 * n as f64, 0.0))); // 4 terms of n products
+//! let t = s.trace(0, out, b, &TracePairs::meson4x4())?;
+//! assert_eq!(t, C::new((16 * 4 * n * n * n) as f64, 0.0));
+//! s.audit()?;
+//! # Ok(()) }
+//! ```
+#![forbid(unsafe_code)]
+
+mod any;
+pub mod error;
+pub mod options;
+pub mod session;
+
+pub use error::{EmbedError, ErrorKind, Result};
+pub use options::{BackendName, Options, parse_bytes};
+pub use session::Session;
+
+/// The hadron layer (nodes, mappings, contractions, traces), re-exported for the types the
+/// session's methods take.
+pub use hadron;
+/// The element type: a complex double (`re`, `im`), laid out as C's `double _Complex` and
+/// C++'s `std::complex<double>`.
+pub use memhc_core::Complex64;
+pub use memhc_core::{ObjectId, Stats};
