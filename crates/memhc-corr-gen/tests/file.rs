@@ -31,6 +31,24 @@ fn every_preset_file_passes_validation_and_plans() {
             g.contractions()
         );
         assert!(shared.contractions <= shared.contractions_without_sharing);
+        // The planner's order never holds more bytes at its peak than the file's order.
+        for sharing in [true, false] {
+            let r = plan(
+                &model,
+                &PlanOptions {
+                    sharing,
+                    ..PlanOptions::default()
+                },
+            )
+            .unwrap()
+            .report;
+            assert!(
+                r.peak_bytes <= r.peak_bytes_other_order,
+                "{p}, sharing {sharing}: planner peak {} > file-order peak {}",
+                r.peak_bytes,
+                r.peak_bytes_other_order
+            );
+        }
         println!("{p}: {}", serde_json::to_string(&shared).unwrap());
     }
 }

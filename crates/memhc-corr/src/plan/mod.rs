@@ -78,7 +78,8 @@ pub struct Stage {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Order {
-    /// The planner's order (greedy: fewest new products, most reuse; see `order.rs`).
+    /// The planner's order: greedy (fewest new products, most reuse; see `order.rs`), or the
+    /// file's order where that holds fewer bytes at the peak.
     #[default]
     Planned,
     /// The traces in the order the file gives the graphs and loops.
@@ -192,8 +193,14 @@ pub fn plan(model: &Model, options: &PlanOptions) -> Result<Plan> {
         },
     };
     let bytes = |op: Operand| plan.bytes(op);
-    let peak = order::peak_bytes(&plan.products, &plan.traces, &plan.stages, &bytes);
+    let mut peak = order::peak_bytes(&plan.products, &plan.traces, &plan.stages, &bytes);
     let peak_other = order::peak_bytes(&plan.products, &plan.traces, &other, &bytes);
+    // The greedy order is a heuristic: where the file's own order holds fewer bytes at its
+    // peak, the planner keeps the file's order, so the planner's order never holds more.
+    if planned && peak_other < peak {
+        plan.stages = other;
+        peak = peak_other;
+    }
     let nodes = plan.used_nodes();
     let r = PlanReport {
         loops: plan.graph_traces.iter().map(|t| t.len() as u64).sum(),
