@@ -9,14 +9,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+mod backend;
+
 use clap::{Parser, Subcommand};
-use hadron::Engine;
 use indicatif::{ProgressBar, ProgressStyle};
-use memhc_core::{Config, Runtime};
+use memhc_core::Config;
 use memhc_corr::{Order, PlanOptions};
 use memhc_corr_gen::file::{FileOptions, to_file};
 use memhc_corr_gen::presets::Preset;
-use memhc_host::HostBackend;
 use memhc_synth::args::{parse_bytes, parse_modes, parse_policies};
 
 /// Correlation functions on memhc: generate a workload, plan it, run it.
@@ -68,10 +68,11 @@ enum Command {
         /// Device budget in bytes (K, M, G, T suffixes); default: the plan's peak (no eviction).
         #[arg(long, value_parser = parse_bytes)]
         budget: Option<u64>,
-        /// Backend: host (the CPU reference device).
+        /// Backend: host (the CPU reference device), cuda or rocm (with the build features of
+        /// the same names).
         #[arg(long, default_value = "host")]
         backend: String,
-        /// Write the correlators of the first run (.json or .csv).
+        /// Write the correlators of the first run (.json, .csv, or .h5 with the `hdf5` feature).
         #[arg(long)]
         out: Option<PathBuf>,
         /// Check every correlator against the independent dense reference (1e-12 relative).
@@ -183,11 +184,8 @@ fn execute(cli: Cli) -> Result<(), String> {
             verify,
             json,
         } => {
-            if backend != "host" {
-                return Err(format!(
-                    "--backend {backend}: this build runs correlators on host only"
-                ));
-            }
+            let backend = backend::choose(&backend)?;
+            backend.check().map_err(|e| e.to_string())?;
             let policies = parse_policies(&policy).map_err(|e| e.to_string())?;
             let modes = parse_modes(&mode).map_err(|e| e.to_string())?;
             let model = memhc_corr::load(&file).map_err(|e| e.to_string())?;
@@ -211,22 +209,18 @@ fn execute(cli: Cli) -> Result<(), String> {
                     config.policy = p;
                     config.streams = streams.max(1);
                     config.budget = Some(budget as usize);
-                    let rt = Runtime::new(HostBackend::new(budget as usize), config)
-                        .map_err(|e| e.to_string())?;
-                    let mut engine = Engine::new(rt);
                     let bar = ProgressBar::new(plan.stages.len() as u64);
                     bar.set_style(
                         ProgressStyle::with_template("{bar:40} {pos}/{len} stages {elapsed}")
                             .unwrap_or_else(|_| ProgressStyle::default_bar()),
                     );
                     let start = Instant::now();
-                    let values = memhc_corr::run(&plan, &mut engine, &mut |pr| {
-                        bar.set_position(pr.done as u64)
-                    })
-                    .map_err(|e| e.to_string())?;
+                    let (values, stats) =
+                        backend::run_on(backend, budget as usize, config, &plan, &mut |pr| {
+                            bar.set_position(pr.done as u64)
+                        })?;
                     let wall = start.elapsed().as_secs_f64();
                     bar.finish_and_clear();
-                    let stats = engine.runtime().stats();
                     println!(
                         "{:<8} {:<10} {:>9.3} {:>12} {:>12} {:>8} {:>8} {:>10}",
                         p.name(),
@@ -266,29 +260,27 @@ fn execute(cli: Cli) -> Result<(), String> {
 }
 
 fn write_values(values: &memhc_corr::Correlators, path: &std::path::Path) -> Result<(), String> {
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-    let text = match ext {
-        "json" => serde_json::to_string_pretty(values).map_err(|e| e.to_string())?,
-        "csv" => {
-            let mut s = String::from("correlator,source,sink,re,im\n");
-            for c in &values.correlators {
-                for v in &c.values {
-                    s.push_str(&format!(
-                        "{},{},{},{:?},{:?}\n",
-                        c.name, v.source, v.sink, v.re, v.im
-                    ));
-                }
-            }
-            s
+    let written = match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
+        "json" => values.write_json(path),
+        "csv" => values.write_csv(path),
+        #[cfg(feature = "hdf5")]
+        "h5" | "hdf5" => values.write_hdf5(path),
+        #[cfg(not(feature = "hdf5"))]
+        "h5" | "hdf5" => {
+            return Err(format!(
+                "--out {}: this build has no HDF5; rebuild with \
+                 `cargo build --release -p memhc-cli --features hdf5` (needs libhdf5-dev)",
+                path.display()
+            ));
         }
         other => {
             return Err(format!(
-                "--out {}: unknown extension '{other}' (json or csv)",
+                "--out {}: unknown extension '{other}' (json, csv or h5)",
                 path.display()
             ));
         }
     };
-    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+    written.map_err(|e| e.to_string())
 }
 
 fn check(got: &memhc_corr::Correlators, want: &memhc_corr::Correlators) -> Result<(), String> {

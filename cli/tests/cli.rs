@@ -120,3 +120,38 @@ fn bad_input_is_one_line_naming_the_graph_and_node() {
     one_line_exit_2(&["plan"], Some(("s.json", &spin)), "graph g0");
     one_line_exit_2(&["gen", "nope", "-o", "/dev/null"], None, "unknown preset");
 }
+
+#[test]
+fn a_backend_or_output_this_build_lacks_is_one_line() {
+    let ok = corr(
+        r#"["a", "b"]"#,
+        r#"[{"source": 0, "sink": 1, "graphs": ["g0"]}]"#,
+    );
+    one_line_exit_2(
+        &["run", "--backend", "tpu"],
+        Some(("b.json", &ok)),
+        "unknown backend",
+    );
+    if !cfg!(feature = "cuda") {
+        one_line_exit_2(
+            &["run", "--backend", "cuda"],
+            Some(("c.json", &ok)),
+            "--features cuda",
+        );
+    }
+    let d = dir("out");
+    let bad_out = d.join("x.txt");
+    one_line_exit_2(
+        &["run", "--out", bad_out.to_str().unwrap()],
+        Some(("o.json", &ok)),
+        "unknown extension",
+    );
+    if !cfg!(feature = "hdf5") {
+        let h5 = d.join("x.h5");
+        one_line_exit_2(
+            &["run", "--out", h5.to_str().unwrap()],
+            Some(("h.json", &ok)),
+            "--features hdf5",
+        );
+    }
+}
