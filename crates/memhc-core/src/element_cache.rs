@@ -23,6 +23,22 @@ pub(crate) struct Resident<B: Backend> {
 }
 
 impl<B: Backend> Resident<B> {
+    /// No blocks yet, room for those `layout` needs: one of the whole object when `packed`,
+    /// else one per component. Returns it with that count and the size of each block.
+    pub fn empty(layout: Layout, packed: bool) -> (Self, usize, usize) {
+        let (count, size) = if packed {
+            (1, layout.bytes())
+        } else {
+            (layout.components(), layout.component_bytes())
+        };
+        let resident = Resident {
+            blocks: Vec::with_capacity(count),
+            packed,
+            hazards: Hazards::default(),
+        };
+        (resident, count, size)
+    }
+
     /// Bytes held (with any slack beyond what the layout needs).
     pub fn bytes(&self) -> usize {
         self.blocks.iter().map(Block::bytes).sum()

@@ -6,7 +6,7 @@ use super::work::{Bound, Launch};
 use crate::backend::{Backend, as_bytes};
 use crate::element_cache::Resident;
 use crate::error::{Error, Result};
-use crate::hazards::{Hazards, Tagged};
+use crate::hazards::Tagged;
 use crate::object::{Access, ObjectId, State};
 use crate::policy::IdSet;
 
@@ -186,18 +186,8 @@ impl<B: Backend> Runtime<B> {
             return Ok(false);
         }
         self.counters.misses += 1;
-        let layout = self.entry(id)?.layout;
-        let packed = self.config.packing;
-        let (count, size) = if packed {
-            (1, layout.bytes())
-        } else {
-            (layout.components(), layout.component_bytes())
-        };
-        let mut resident = Resident {
-            blocks: Vec::with_capacity(count),
-            packed,
-            hazards: Hazards::default(),
-        };
+        let (mut resident, count, size) =
+            Resident::empty(self.entry(id)?.layout, self.config.packing);
         for _ in 0..count {
             match self.obtain_block(size, stream) {
                 Ok((block, hazards)) => {

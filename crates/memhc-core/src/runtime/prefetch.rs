@@ -103,17 +103,7 @@ impl<B: Backend> Runtime<B> {
             self.land(id)?;
         }
         let layout = self.entry(id)?.layout;
-        let packed = self.config.packing;
-        let (count, size) = if packed {
-            (1, layout.bytes())
-        } else {
-            (layout.components(), layout.component_bytes())
-        };
-        let mut resident = Resident {
-            blocks: Vec::with_capacity(count),
-            packed,
-            hazards: Hazards::default(),
-        };
+        let (mut resident, count, size) = Resident::empty(layout, self.config.packing);
         for _ in 0..count {
             match self.prefetch_block(size, need, copy) {
                 Ok(Some((block, hazards))) => {
