@@ -333,4 +333,12 @@ impl<B: Backend, H: Hooks> Backend for Adaptor<B, H> {
     fn take_timeline(&self) -> Vec<crate::timeline::WorkSpan> {
         self.inner.take_timeline()
     }
+
+    fn stream_number(&self, stream: &Self::Stream) -> Option<u64> {
+        self.inner.stream_number(stream)
+    }
+
+    fn timing_clock_ns(&self) -> Option<u64> {
+        self.inner.timing_clock_ns()
+    }
 }

@@ -291,6 +291,19 @@ pub trait Backend {
         Vec::new()
     }
 
+    /// The number [`Backend::take_timeline`] gives `stream` in its spans
+    /// ([`WorkSpan::stream`]), if the backend times its work. The provided version has none.
+    fn stream_number(&self, stream: &Self::Stream) -> Option<u64> {
+        let _ = stream;
+        None
+    }
+
+    /// The timing clock now: nanoseconds on the clock of [`Backend::take_timeline`]'s spans, if
+    /// the backend times its work. The provided version has none.
+    fn timing_clock_ns(&self) -> Option<u64> {
+        None
+    }
+
     /// Advises the driver that managed buffer `buffer` is mostly read: a processor that reads
     /// it gets its own read-only copy instead of migrating the pages away from the others.
     fn advise_read_mostly(&self, buffer: &Self::Buffer) -> Result<(), BackendError> {

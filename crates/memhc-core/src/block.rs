@@ -44,6 +44,15 @@ impl<B: Backend> Block<B> {
         }
     }
 
+    /// The block's id in the event log: the buffer's handle, or the arena offset with
+    /// [`ARENA_BLOCK`](crate::events::ARENA_BLOCK) set.
+    pub fn id(&self) -> u64 {
+        match self {
+            Block::Buffer(b) => b.handle(),
+            Block::Arena { offset, .. } => *offset as u64 | crate::events::ARENA_BLOCK,
+        }
+    }
+
     /// How the audit names the block: the buffer's handle, or the arena range.
     pub fn describe(&self) -> String {
         match self {

@@ -203,6 +203,11 @@ pub struct Config {
     /// fetched on demand and written back synchronously, as in the paper. Not with managed
     /// memory.
     pub prefetch: Option<Prefetch>,
+    /// Record an event log of everything the runtime does to device memory
+    /// ([`events`](crate::events), [`Runtime::take_events`](crate::Runtime::take_events)):
+    /// for a timeline and an inefficiency report. Off (every mode's default), recording costs
+    /// one branch per place that would record.
+    pub events: bool,
 }
 
 impl Default for Config {
@@ -243,7 +248,14 @@ impl Config {
             reuse_tolerance_percent: 0,
             arena: false,
             prefetch: None,
+            events: false,
         }
+    }
+
+    /// The same configuration recording an event log, or not.
+    pub fn with_events(mut self, on: bool) -> Self {
+        self.events = on;
+        self
     }
 
     /// The same configuration with prefetch (and asynchronous write-back) `window` object uses

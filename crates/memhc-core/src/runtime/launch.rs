@@ -6,6 +6,7 @@ use super::work::{Bound, Launch};
 use crate::backend::{Backend, as_bytes};
 use crate::element_cache::Resident;
 use crate::error::{Error, Result};
+use crate::events::EventKind;
 use crate::hazards::Tagged;
 use crate::object::{Access, ObjectId, State};
 use crate::policy::IdSet;
@@ -46,6 +47,7 @@ impl<B: Backend> Runtime<B> {
         F: FnOnce(&mut Launch<'_, B>) -> Result<()>,
     {
         self.check_launch(stream, accesses)?;
+        self.events.begin_launch(stream);
         self.pinned.extend(accesses.iter().map(|a| a.object));
         // The launch's lists live in the runtime between launches: no allocation per launch.
         let mut undo = std::mem::take(&mut self.scratch.undo);
@@ -75,6 +77,10 @@ impl<B: Backend> Runtime<B> {
         if outcome.is_ok() {
             self.prefetch_ahead();
         }
+        self.events.serve(None);
+        let ok = outcome.is_ok() && settled.is_ok() && dropped.is_ok();
+        self.events
+            .note(EventKind::LaunchEnd { ok }, None, Some(stream), 0, None);
         undo.clear();
         acquired.clear();
         self.scratch = Scratch { undo, acquired };
@@ -180,14 +186,30 @@ impl<B: Backend> Runtime<B> {
     fn acquire(&mut self, stream: usize, access: Access) -> Result<bool> {
         let id = access.object;
         self.note_use(id)?;
+        let write = access.mode.writes();
+        let layout = self.entry(id)?.layout;
         if self.cache.contains(id) {
             self.counters.hits += 1;
+            self.events.note(
+                EventKind::Hit { write },
+                Some(id),
+                Some(stream),
+                layout.bytes(),
+                None,
+            );
             self.policy.on_hit(id);
             return Ok(false);
         }
         self.counters.misses += 1;
-        let (mut resident, count, size) =
-            Resident::empty(self.entry(id)?.layout, self.config.packing);
+        self.events.note(
+            EventKind::Miss { write },
+            Some(id),
+            Some(stream),
+            layout.bytes(),
+            None,
+        );
+        self.events.serve(Some(id));
+        let (mut resident, count, size) = Resident::empty(layout, self.config.packing);
         for _ in 0..count {
             match self.obtain_block(size, stream) {
                 Ok((block, hazards)) => {
@@ -217,6 +239,15 @@ impl<B: Backend> Runtime<B> {
                 self.dispose(resident)?;
                 return Err(e);
             }
+            let calls = resident.blocks.len() as u32;
+            let on = (!self.config.managed).then_some(stream);
+            self.events.note(
+                EventKind::CopyH2D { calls },
+                Some(id),
+                on,
+                layout.bytes(),
+                None,
+            );
         }
         if let Some(old) = self.cache.insert(id, resident) {
             // Unreachable: `id` was not resident. Keep the tables exact anyway.
@@ -265,13 +296,27 @@ impl<B: Backend> Runtime<B> {
             let layout = self.entry(a.object)?.layout;
             objects.push(Bound::new(*a, layout, r, self.arena_buffer()));
         }
+        // With the event log on, the launch's GEMM calls are what the counters gained.
+        let before = self.events.is_on().then(|| self.backend.counters());
         let mut launch = Launch {
             backend: &self.backend,
             stream: s,
             arena: self.arena_buffer(),
             objects,
         };
-        work(&mut launch)
+        let done = work(&mut launch);
+        if let Some(b) = before {
+            let a = self.backend.counters();
+            let calls = (a.gemm_calls + a.geam_calls) - (b.gemm_calls + b.geam_calls);
+            if calls > 0 {
+                let kind = EventKind::Gemm {
+                    calls: calls as u32,
+                    flops: a.flops - b.flops,
+                };
+                self.events.note(kind, None, Some(stream), 0, None);
+            }
+        }
+        done
     }
 
     /// Records one event after everything the launch queued and attaches it to its objects:

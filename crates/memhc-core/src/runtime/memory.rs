@@ -8,6 +8,7 @@ use crate::backend::{Backend, as_bytes_mut};
 use crate::block::Block;
 use crate::element_cache::{ElementCache, Resident};
 use crate::error::{BackendError, Error, Result};
+use crate::events::EventKind;
 use crate::free_pool::Pooled;
 use crate::hazards::Hazards;
 use crate::object::{ObjectId, State};
@@ -45,12 +46,16 @@ impl<B: Backend> Runtime<B> {
     ) -> Result<(Block<B>, Hazards<B>)> {
         if self.config.managed {
             let buffer = self.obtain_managed(bytes)?;
-            return Ok((Block::Buffer(buffer), Hazards::default()));
+            let block = Block::Buffer(buffer);
+            self.events.block(EventKind::Alloc, bytes, block.id());
+            return Ok((block, Hazards::default()));
         }
         let limit = self.config.reuse_limit(bytes);
         if self.config.lazy_release
             && let Some(p) = self.pool.take(bytes, limit)
         {
+            self.events
+                .block(EventKind::PoolReuse, p.block.bytes(), p.block.id());
             self.counters.pool_reuses += 1;
             self.counters.pool_slack_bytes += (p.block.bytes() - bytes) as u64;
             return Ok((p.block, p.hazards));
@@ -88,7 +93,9 @@ impl<B: Backend> Runtime<B> {
             };
             self.used += size;
             self.counters.arena_allocations += 1;
-            return Ok(Some(Block::Arena { offset, size }));
+            let block = Block::Arena { offset, size };
+            self.events.block(EventKind::ArenaAlloc, size, block.id());
+            return Ok(Some(block));
         }
         if self.used + bytes > self.budget {
             return Ok(None);
@@ -96,7 +103,9 @@ impl<B: Backend> Runtime<B> {
         match self.backend.alloc(bytes) {
             Ok(buffer) => {
                 self.used += bytes;
-                Ok(Some(Block::Buffer(buffer)))
+                let block = Block::Buffer(buffer);
+                self.events.block(EventKind::Alloc, bytes, block.id());
+                Ok(Some(block))
             }
             // The device has less free memory than the budget says (another process,
             // fragmentation): make room as if over budget.
@@ -209,6 +218,8 @@ impl<B: Backend> Runtime<B> {
         }
         self.counters.handovers += 1;
         self.counters.pool_slack_bytes += (block.bytes() - bytes) as u64;
+        self.events
+            .block(EventKind::Handover, block.bytes(), block.id());
         // The victim's uses (and an asynchronous write-back) go with the block: its new user
         // waits for them.
         Ok(Some((block, r.hazards)))
@@ -245,9 +256,12 @@ impl<B: Backend> Runtime<B> {
                 return self.evict_async(id, copy);
             }
             let host = self.read_back(id, stream)?;
+            self.note_copy_back(id, stream);
             let (life, log) = self.life_mut(id)?;
             life.written_back(host, log)?;
             self.counters.writebacks += 1;
+            self.events
+                .note(EventKind::WriteBack, Some(id), Some(stream), 0, None);
         }
         if let Some(r) = self.cache.get(id)
             && async_copy.is_none()
@@ -265,15 +279,33 @@ impl<B: Backend> Runtime<B> {
         self.policy.on_evict(id);
         self.forget_prefetch(id);
         self.counters.evictions += 1;
+        let bytes = self.entry(id)?.layout.bytes();
+        self.events
+            .note(EventKind::Evict, Some(id), Some(stream), bytes, None);
         Ok(r)
+    }
+
+    /// Records the copy back of `id` that [`Runtime::read_back`] just made on `stream`.
+    fn note_copy_back(&mut self, id: ObjectId, stream: usize) {
+        if !self.events.is_on() {
+            return;
+        }
+        let calls = self.cache.get(id).map_or(0, |r| r.blocks.len()) as u32;
+        let bytes = self.objects.get(&id).map_or(0, |e| e.layout.bytes());
+        let on = (!self.config.managed).then_some(stream);
+        self.events
+            .note(EventKind::CopyD2H { calls }, Some(id), on, bytes, None);
     }
 
     /// On-demand (or eager) sync of a `DeviceDirty` object: its device copy becomes its host
     /// copy, and it becomes `Consistent` (`Synced`). On failure nothing changes.
     pub(super) fn sync_to_host(&mut self, id: ObjectId, stream: usize) -> Result<()> {
         let host = self.read_back(id, stream)?;
+        self.note_copy_back(id, stream);
         let (life, log) = self.life_mut(id)?;
         life.synced(host, log)?;
+        self.events
+            .note(EventKind::Sync, Some(id), Some(stream), 0, None);
         self.policy.on_synced(id);
         Ok(())
     }
@@ -313,6 +345,9 @@ impl<B: Backend> Runtime<B> {
         match self.cache.remove(id) {
             Some(r) => {
                 self.policy.on_remove(id);
+                let bytes = self.objects.get(&id).map_or(0, |e| e.layout.bytes());
+                self.events
+                    .note(EventKind::Drop, Some(id), None, bytes, None);
                 self.dispose(r)
             }
             None => Ok(()),
@@ -330,6 +365,13 @@ impl<B: Backend> Runtime<B> {
                     Some(_) => r.hazards.clone(),
                     None => std::mem::take(&mut r.hazards),
                 };
+                self.events.note(
+                    EventKind::PoolPut,
+                    None,
+                    None,
+                    block.bytes(),
+                    Some(block.id()),
+                );
                 self.pool.put(Pooled { block, hazards });
             }
             Ok(())
@@ -346,6 +388,12 @@ impl<B: Backend> Runtime<B> {
         let mut first = Ok(());
         for block in blocks {
             self.used -= block.bytes();
+            let kind = match block {
+                Block::Buffer(_) => EventKind::Free,
+                Block::Arena { .. } => EventKind::ArenaFree,
+            };
+            self.events
+                .note(kind, None, None, block.bytes(), Some(block.id()));
             let freed = match block {
                 Block::Buffer(b) => self.backend.free(b).map_err(Error::from),
                 Block::Arena { offset, size } => match &mut self.arena {

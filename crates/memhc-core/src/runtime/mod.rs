@@ -46,12 +46,13 @@ mod writeback;
 use num_complex::Complex64;
 
 use crate::arena::{Arena, SubAllocator};
-use crate::backend::Backend;
 use crate::backend::instrumented::Instrumented;
+use crate::backend::{Backend, DeviceMemory};
 use crate::block::Block;
 use crate::config::Config;
 use crate::element_cache::ElementCache;
 use crate::error::{Error, Result};
+use crate::events::{EventKind, EventLog, Events};
 use crate::free_pool::FreePool;
 use crate::lifecycle::{Lifecycle, TransitionLog};
 use crate::lookahead::Lookahead;
@@ -128,6 +129,8 @@ pub struct Runtime<B: Backend> {
     /// Write-backs no longer needed whose completion could not be confirmed: their host memory
     /// is kept until the runtime is dropped.
     orphans: Vec<writeback::Pending<B>>,
+    /// The event log's recorder ([`Config::events`]), or nothing.
+    events: Events,
 }
 
 impl<B: Backend> std::fmt::Debug for Runtime<B> {
@@ -165,9 +168,21 @@ impl<B: Backend> Runtime<B> {
         let streams = (0..count)
             .map(|_| backend.create_stream())
             .collect::<std::result::Result<Vec<_>, _>>()?;
+        let mut events = match config.events {
+            true => Events::on(
+                config.streams as u32,
+                config.prefetch.map(|_| config.streams as u32),
+                budget as u64,
+                streams.iter().map(|s| backend.stream_number(s)).collect(),
+                backend.timing_clock_ns(),
+            ),
+            false => Events::default(),
+        };
         let arena = if config.arena {
+            let buffer = backend.alloc(budget)?;
+            events.block(EventKind::Alloc, budget, buffer.handle());
             Some(Arena {
-                buffer: backend.alloc(budget)?,
+                buffer,
                 space: SubAllocator::new(budget),
             })
         } else {
@@ -194,6 +209,7 @@ impl<B: Backend> Runtime<B> {
             scratch_prefetch: Vec::new(),
             pending: IdMap::default(),
             orphans: Vec::new(),
+            events,
             config,
         })
     }
@@ -259,6 +275,9 @@ impl<B: Backend> Runtime<B> {
         let id = ObjectId::from_index(self.next_id);
         check_len(id, &layout, data.len())?;
         self.next_id += 1;
+        let bytes = layout.bytes();
+        self.events
+            .note(EventKind::Register, Some(id), None, bytes, None);
         self.objects.insert(
             id,
             Entry {
@@ -275,6 +294,8 @@ impl<B: Backend> Runtime<B> {
     pub fn create(&mut self, layout: Layout) -> Result<ObjectId> {
         let id = ObjectId::from_index(self.next_id);
         self.next_id += 1;
+        self.events
+            .note(EventKind::Create, Some(id), None, layout.bytes(), None);
         self.objects.insert(
             id,
             Entry {
@@ -359,6 +380,9 @@ impl<B: Backend> Runtime<B> {
             State::WritingBack => self.land(id)?,
             State::HostValid | State::Consistent => {}
         }
+        let bytes = self.entry(id)?.layout.bytes();
+        self.events
+            .note(EventKind::HostRead, Some(id), None, bytes, None);
         self.entry(id)?.life.host().ok_or(Error::Uninitialized(id))
     }
 
@@ -370,17 +394,21 @@ impl<B: Backend> Runtime<B> {
         let dropped = self.drop_device_copy(id);
         let (life, log) = self.life_mut(id)?;
         life.host_written(data, log)?;
+        self.events
+            .note(EventKind::HostWrite, Some(id), None, layout.bytes(), None);
         dropped
     }
 
     /// Releases an object: it is gone, and its device buffers go to the free pool (or are
     /// freed when lazy release is off).
     pub fn release(&mut self, id: ObjectId) -> Result<()> {
-        self.entry(id)?;
+        let bytes = self.entry(id)?.layout.bytes();
         let dropped = self.drop_device_copy(id);
         if let Some(e) = self.objects.remove(&id) {
             e.life.released(&mut self.transitions);
         }
+        self.events
+            .note(EventKind::Release, Some(id), None, bytes, None);
         dropped
     }
 
@@ -388,6 +416,17 @@ impl<B: Backend> Runtime<B> {
     /// [`lifecycle`](crate::lifecycle)).
     pub fn transitions(&self) -> &TransitionLog {
         &self.transitions
+    }
+
+    /// The event log recorded so far ([`Config::events`]; `None` when off).
+    pub fn events(&self) -> Option<&EventLog> {
+        self.events.log()
+    }
+
+    /// Takes the event log recorded so far ([`Config::events`]; `None` when off); recording
+    /// goes on into an empty log, with queue indices going on from where they were.
+    pub fn take_events(&mut self) -> Option<EventLog> {
+        self.events.take()
     }
 
     /// Blocks until all work on all streams has completed.

@@ -28,6 +28,7 @@ use crate::backend::Backend;
 use crate::block::Block;
 use crate::element_cache::Resident;
 use crate::error::Result;
+use crate::events::EventKind;
 use crate::hazards::{Hazards, Tagged};
 use crate::lookahead::NEVER;
 use crate::object::{ObjectId, State};
@@ -104,6 +105,7 @@ impl<B: Backend> Runtime<B> {
         }
         let layout = self.entry(id)?.layout;
         let (mut resident, count, size) = Resident::empty(layout, self.config.packing);
+        self.events.serve(Some(id));
         for _ in 0..count {
             match self.prefetch_block(size, need, copy) {
                 Ok(Some((block, hazards))) => {
@@ -135,6 +137,14 @@ impl<B: Backend> Runtime<B> {
                 return Err(e);
             }
         };
+        let calls = resident.blocks.len() as u32;
+        self.events.note(
+            EventKind::CopyH2D { calls },
+            Some(id),
+            Some(copy),
+            layout.bytes(),
+            None,
+        );
         resident.hazards.set_write(Tagged {
             stream: copy,
             event,
@@ -152,6 +162,13 @@ impl<B: Backend> Runtime<B> {
         self.prefetched.insert(id);
         self.counters.prefetches += 1;
         self.counters.prefetch_bytes += layout.bytes() as u64;
+        self.events.note(
+            EventKind::Prefetch,
+            Some(id),
+            Some(copy),
+            layout.bytes(),
+            None,
+        );
         Ok(true)
     }
 
@@ -167,6 +184,8 @@ impl<B: Backend> Runtime<B> {
         if self.config.lazy_release
             && let Some(p) = self.pool.take(bytes, limit)
         {
+            self.events
+                .block(EventKind::PoolReuse, p.block.bytes(), p.block.id());
             self.counters.pool_reuses += 1;
             self.counters.pool_slack_bytes += (p.block.bytes() - bytes) as u64;
             return Ok(Some((p.block, p.hazards)));

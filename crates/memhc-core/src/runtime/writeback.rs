@@ -18,6 +18,7 @@ use super::Runtime;
 use crate::backend::{Backend, ELEMENT_BYTES, HostMemory, as_bytes_mut};
 use crate::element_cache::Resident;
 use crate::error::{Error, Result};
+use crate::events::EventKind;
 use crate::hazards::Tagged;
 use crate::object::ObjectId;
 
@@ -56,6 +57,7 @@ impl<B: Backend> Runtime<B> {
                 self.backend.record_event(&event, s)?;
                 Ok((buffer, event))
             });
+        let calls = r.blocks.len() as u32;
         let (buffer, event) = match queued {
             Ok(done) => done,
             Err(e) => {
@@ -64,6 +66,14 @@ impl<B: Backend> Runtime<B> {
                 return Err(e);
             }
         };
+        let bytes = layout.bytes();
+        self.events.note(
+            EventKind::CopyD2H { calls },
+            Some(id),
+            Some(copy),
+            bytes,
+            None,
+        );
         let event = Tagged {
             stream: copy,
             event,
@@ -91,6 +101,10 @@ impl<B: Backend> Runtime<B> {
         self.counters.writebacks += 1;
         self.counters.async_writebacks += 1;
         self.counters.evictions += 1;
+        self.events
+            .note(EventKind::WriteBackIssued, Some(id), Some(copy), 0, None);
+        self.events
+            .note(EventKind::Evict, Some(id), Some(copy), bytes, None);
         Ok(r)
     }
 
@@ -114,6 +128,13 @@ impl<B: Backend> Runtime<B> {
         }
         let (life, log) = self.life_mut(id)?;
         life.write_back_landed(host, log)?;
+        self.events.note(
+            EventKind::WriteBackLanded,
+            Some(id),
+            None,
+            layout.bytes(),
+            None,
+        );
         Ok(())
     }
 

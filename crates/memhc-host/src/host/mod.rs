@@ -590,6 +590,14 @@ impl Backend for HostBackend {
         self.timing.take()
     }
 
+    fn stream_number(&self, stream: &HostStream) -> Option<u64> {
+        Some(stream.id)
+    }
+
+    fn timing_clock_ns(&self) -> Option<u64> {
+        Some(self.timing.now())
+    }
+
     fn advise_read_mostly(&self, buffer: &HostBuffer) -> Result<(), BackendError> {
         managed::require(BackendOp::Alloc, buffer)
     }
