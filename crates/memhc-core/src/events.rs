@@ -9,7 +9,7 @@
 //! * objects: [`EventKind::Register`], [`EventKind::Create`], [`EventKind::Release`], the
 //!   host's [`EventKind::HostWrite`] and [`EventKind::HostRead`];
 //! * launches: [`EventKind::LaunchBegin`], each object's use as [`EventKind::Hit`] or
-//!   [`EventKind::Miss`] (with whether the launch writes it), the launch's GEMM calls as one
+//!   [`EventKind::Miss`] (with whether the launch reads and writes it), the launch's GEMM calls as one
 //!   [`EventKind::Gemm`], and [`EventKind::LaunchEnd`];
 //! * memory, block by block: driver allocations and frees ([`EventKind::Alloc`],
 //!   [`EventKind::Free`]), arena ranges ([`EventKind::ArenaAlloc`], [`EventKind::ArenaFree`]),
@@ -24,9 +24,9 @@
 //!
 //! Each event carries the object (where there is one), the stream (for work), the bytes, the
 //! block (for memory events) and the **queue index**: the number of the launch in progress, or
-//! of the last one begun (launches are numbered from 0 in the order they are called, failed
-//! ones included; events before the first launch have 0). Distances in the report are
-//! differences of queue indices: queue steps.
+//! of the last one begun. Launches are numbered from 0 in the order they are called (failed
+//! ones included, those refused before they start excepted); events before the first launch
+//! have 0. Distances in the report are differences of queue indices: queue steps.
 //!
 //! **Times.** Every event has the host's clock when the runtime recorded it (`t_ns`, from when
 //! the log started). That is when a call was *issued*. When the backend times its work
@@ -68,11 +68,15 @@ pub enum EventKind {
     },
     /// A launch found the object resident.
     Hit {
+        /// Whether the launch reads it.
+        read: bool,
         /// Whether the launch writes it.
         write: bool,
     },
     /// A launch had to make the object resident.
     Miss {
+        /// Whether the launch reads it.
+        read: bool,
         /// Whether the launch writes it.
         write: bool,
     },

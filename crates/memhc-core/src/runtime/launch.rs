@@ -186,12 +186,12 @@ impl<B: Backend> Runtime<B> {
     fn acquire(&mut self, stream: usize, access: Access) -> Result<bool> {
         let id = access.object;
         self.note_use(id)?;
-        let write = access.mode.writes();
+        let (read, write) = (access.mode.reads(), access.mode.writes());
         let layout = self.entry(id)?.layout;
         if self.cache.contains(id) {
             self.counters.hits += 1;
             self.events.note(
-                EventKind::Hit { write },
+                EventKind::Hit { read, write },
                 Some(id),
                 Some(stream),
                 layout.bytes(),
@@ -202,7 +202,7 @@ impl<B: Backend> Runtime<B> {
         }
         self.counters.misses += 1;
         self.events.note(
-            EventKind::Miss { write },
+            EventKind::Miss { read, write },
             Some(id),
             Some(stream),
             layout.bytes(),
