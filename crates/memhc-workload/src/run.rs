@@ -5,8 +5,10 @@
 use std::time::Instant;
 
 use hadron::{Contraction, Engine, HadronNode, reference};
-use memhc_core::backend::timeline::hidden_copy_share;
-use memhc_core::{Alloc, Backend, Complex64, Config, Mode, ObjectId, PolicyKind, Runtime, Stats};
+use memhc_core::backend::timeline::{WorkSpan, hidden_copy_share};
+use memhc_core::{
+    Alloc, Backend, Complex64, Config, EventLog, Mode, ObjectId, PolicyKind, Runtime, Stats,
+};
 use memhc_host::null::NullBackend;
 
 use crate::error::{Result, SynthError};
@@ -142,6 +144,40 @@ pub fn run<B: Backend>(
     spec: &RunSpec,
     progress: &mut dyn FnMut(usize),
 ) -> Result<Outcome> {
+    run_with(backend, w, a, spec, false, progress).map(|t| t.outcome)
+}
+
+/// A run with its event log ([`run_traced`]).
+#[derive(Clone, Debug)]
+pub struct Traced {
+    /// What the run produced.
+    pub outcome: Outcome,
+    /// The runtime's event log, from its creation to the end of the run.
+    pub events: EventLog,
+    /// The backend's timeline of the run's work (empty if the backend cannot time its work).
+    pub timeline: Vec<WorkSpan>,
+}
+
+/// [`run`] with the runtime's event log on ([`Config::events`]): the outcome, the log and the
+/// backend's timeline, from which `memhc-trace` makes a timeline and a report.
+pub fn run_traced<B: Backend>(
+    backend: B,
+    w: &Workload,
+    a: &Analysis,
+    spec: &RunSpec,
+    progress: &mut dyn FnMut(usize),
+) -> Result<Traced> {
+    run_with(backend, w, a, spec, true, progress)
+}
+
+fn run_with<B: Backend>(
+    backend: B,
+    w: &Workload,
+    a: &Analysis,
+    spec: &RunSpec,
+    events: bool,
+    progress: &mut dyn FnMut(usize),
+) -> Result<Traced> {
     if spec.mode == Mode::Unified && !backend.supports_managed() {
         return Err(SynthError::Usage(format!(
             "--mode unified needs managed memory, which the {} does not have",
@@ -155,12 +191,15 @@ pub fn run<B: Backend>(
             spec.budget
         )));
     }
-    let mut engine = Engine::new(Runtime::new(backend, spec.config())?);
-    let timed = engine.runtime().backend().set_timing(true);
+    // Timing first: the event log notes the backend's timing clock when the runtime starts.
+    let timed = backend.set_timing(true);
+    let mut engine = Engine::new(Runtime::new(backend, spec.config().with_events(events))?);
     let done = execute(&mut engine, w, a, true, progress)?;
-    let copy_hidden_share = timed
-        .then(|| hidden_copy_share(&engine.runtime().backend().take_timeline()))
-        .flatten();
+    let timeline = match timed {
+        true => engine.runtime().backend().take_timeline(),
+        false => Vec::new(),
+    };
+    let copy_hidden_share = hidden_copy_share(&timeline);
     let max_rel_error = if spec.verify {
         Some(verify(w, a, &done.results, &done.traces)?)
     } else {
@@ -170,13 +209,18 @@ pub fn run<B: Backend>(
         .runtime()
         .audit()
         .map_err(|e| SynthError::Usage(e.to_string()))?;
-    Ok(Outcome {
+    let outcome = Outcome {
         stats: engine.runtime().stats(),
         wall_s: done.wall_s,
         results: done.results,
         traces: done.traces,
         max_rel_error,
         copy_hidden_share,
+    };
+    Ok(Traced {
+        outcome,
+        events: engine.runtime_mut().take_events().unwrap_or_default(),
+        timeline: if events { timeline } else { Vec::new() },
     })
 }
 
@@ -302,6 +346,8 @@ fn execute<B: Backend>(
         } else {
             engine.runtime_mut().read(node_id)?; // the copy back still counts
         }
+        // Read, the result is the host's: its device memory goes back (to the pool).
+        engine.release(node_id)?;
     }
     engine.runtime_mut().synchronize()?;
     Ok(Executed {
