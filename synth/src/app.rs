@@ -13,6 +13,7 @@ use crate::args::{ConfigArgs, WorkloadArgs, check_generated, host_memory, parse_
 use crate::device::{BackendChoice, run_on};
 use crate::error::{Result, SynthError};
 use crate::generate::{SynthParams, generate};
+use crate::observe::Observe;
 use crate::planning::{PlanArgs, plan_command};
 use crate::prepared::{PointSetup, Prepared, median_run};
 use crate::run::{RunSpec, miss_lower_bound};
@@ -85,9 +86,21 @@ struct RunArgs {
     /// Print per-vector averages laid out like the paper's Tables 1-3.
     #[arg(long)]
     paper_table: bool,
-    /// Write SVG plots of the sweep (GFLOPS and evictions against the swept parameter).
+    /// Write SVG plots of the sweep (GFLOPS and evictions against the swept parameter), and of
+    /// each run its device memory over time (`memory-<run>.svg`) and its timeline
+    /// (`timeline-<run>.svg`), from the runtime's event log.
     #[arg(long, value_name = "DIR")]
     plot: Option<PathBuf>,
+    /// Write each run's timeline as a Chrome-trace JSON that Perfetto's UI opens: a track per
+    /// stream, device bytes, object lifetimes and dependencies (from the runtime's event log;
+    /// with several runs, FILE gets each run's label before its extension).
+    #[arg(long, value_name = "FILE")]
+    timeline: Option<PathBuf>,
+    /// Print each run's memory report after the table: DRGPUM's object-level inefficiency
+    /// patterns with their distances in queue steps and bytes, and the two highest memory
+    /// peaks with the objects live at each (from the runtime's event log).
+    #[arg(long)]
+    report: bool,
     /// Write the generated workload to FILE and exit.
     #[arg(long, value_name = "FILE", conflicts_with = "workload")]
     emit_workload: Option<PathBuf>,
@@ -343,8 +356,17 @@ fn synth(a: &RunArgs) -> Result<()> {
             prefetch: prefetches.first().copied().flatten(),
             ..p.spec(policy, mode, a.config.streams, false)
         };
-        run_on(backend, &p.workload, &p.analysis, &spec, &mut |_| {})?;
+        run_on(backend, &p.workload, &p.analysis, &spec, false, &mut |_| {})?;
     }
+    let observe = Observe {
+        timeline: a.timeline.clone(),
+        report: a.report,
+        plot: a.plot.clone(),
+        several: prepared.len() * policies.len() * modes.len() * allocs.len() * prefetches.len()
+            > 1,
+    };
+    let mut reports = Vec::new();
+    let mut written = Vec::new();
     let mut records = Vec::new();
     let mut dumped = false;
     for p in &prepared {
@@ -367,19 +389,33 @@ fn synth(a: &RunArgs) -> Result<()> {
                 if p.analysis.equal_sizes && lower_bound.is_none() {
                     lower_bound = Some(miss_lower_bound(&p.workload, &p.analysis, &spec)?);
                 }
-                let outcome =
-                    median_run(backend, p, &spec, a.runs, &bar).inspect_err(|_| bar.abandon())?;
+                let traced = median_run(backend, p, &spec, a.runs, observe.events(), &bar)
+                    .inspect_err(|_| bar.abandon())?;
+                let outcome = &traced.outcome;
                 if let (Some(dir), false) = (&a.dump_results, dumped) {
                     file::dump_results(dir, &outcome.results, &outcome.traces)?;
                     dumped = true;
                 }
-                records.push(p.record(&a.backend, &spec, lower_bound, &outcome));
+                let record = p.record(&a.backend, &spec, lower_bound, outcome);
+                if observe.events() {
+                    let (label, title) = run_label(&record, prepared.len() > 1);
+                    let (text, files) = observe.emit(&label, &title, &traced)?;
+                    reports.extend(text);
+                    written.extend(files);
+                }
+                records.push(record);
             }
         }
     }
     bar.finish_and_clear();
 
     report::to_stdout(&report::table(&records))?;
+    for text in &reports {
+        report::to_stdout(&format!("\n{text}"))?;
+    }
+    for path in &written {
+        eprintln!("memhc-synth: wrote {}", path.display());
+    }
     if a.paper_table {
         report::to_stdout(&format!("\n{}", report::paper_table(&records)))?;
     }
@@ -396,6 +432,34 @@ fn synth(a: &RunArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A run's label in file names (`lru-optimal-driver-pf6-N32-r0.5-o1.5`: policy, mode,
+/// allocation, prefetch, and with several points the point) and its title in reports.
+fn run_label(r: &crate::record::Record, several_points: bool) -> (String, String) {
+    let mut label = format!("{}-{}-{}", r.policy, r.mode, r.alloc);
+    if let Some(w) = r.prefetch {
+        label.push_str(&format!("-pf{w}"));
+    }
+    if several_points {
+        label.push_str(&format!(
+            "-N{}-v{}-r{}",
+            r.tensor_size, r.vector_size, r.repeat
+        ));
+        if let Some(o) = r.oversub {
+            label.push_str(&format!("-o{o}"));
+        }
+    }
+    let title = format!(
+        "{}/{} ({}), N = {}, repeat {}, oversub {}",
+        r.policy,
+        r.mode,
+        r.alloc,
+        r.tensor_size,
+        r.repeat,
+        r.oversub.map_or("-".into(), |o| o.to_string())
+    );
+    (label, title)
 }
 
 #[cfg(test)]

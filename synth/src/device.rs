@@ -7,7 +7,7 @@ use std::str::FromStr;
 use memhc_host::host::HostBackend;
 
 use crate::error::{Result, SynthError};
-use crate::run::{Outcome, RunSpec, run};
+use crate::run::{RunSpec, Traced, run, run_traced};
 use crate::workload::{Analysis, Workload};
 
 /// The backend of a run.
@@ -86,6 +86,25 @@ impl BackendChoice {
     }
 }
 
+/// One run on `backend`; with `events`, the runtime records its event log (else it is empty).
+fn go<B: memhc_core::Backend>(
+    backend: B,
+    w: &Workload,
+    a: &Analysis,
+    spec: &RunSpec,
+    events: bool,
+    progress: &mut dyn FnMut(usize),
+) -> Result<Traced> {
+    match events {
+        true => run_traced(backend, w, a, spec, progress),
+        false => run(backend, w, a, spec, progress).map(|outcome| Traced {
+            outcome,
+            events: Default::default(),
+            timeline: Vec::new(),
+        }),
+    }
+}
+
 fn not_compiled(choice: BackendChoice) -> SynthError {
     SynthError::Usage(format!(
         "--backend {}: not compiled into this build",
@@ -93,28 +112,30 @@ fn not_compiled(choice: BackendChoice) -> SynthError {
     ))
 }
 
-/// Runs `w` on a fresh backend of kind `choice` whose budget is the run's. A GPU backend that
-/// cannot open (no driver, no device) is reported in one line.
+/// Runs `w` on a fresh backend of kind `choice` whose budget is the run's, recording the
+/// runtime's event log if `events`. A GPU backend that cannot open (no driver, no device) is
+/// reported in one line.
 pub fn run_on(
     choice: BackendChoice,
     w: &Workload,
     a: &Analysis,
     spec: &RunSpec,
+    events: bool,
     progress: &mut dyn FnMut(usize),
-) -> Result<Outcome> {
+) -> Result<Traced> {
     match choice {
-        BackendChoice::Host => run(HostBackend::new(spec.budget), w, a, spec, progress),
+        BackendChoice::Host => go(HostBackend::new(spec.budget), w, a, spec, events, progress),
         #[cfg(feature = "cuda")]
         BackendChoice::Cuda => {
             let backend = memhc_cuda::CudaBackend::with_budget(spec.budget)
                 .map_err(memhc_core::Error::from)?;
-            run(backend, w, a, spec, progress)
+            go(backend, w, a, spec, events, progress)
         }
         #[cfg(feature = "rocm")]
         BackendChoice::Rocm => {
             let backend =
                 memhc_hip::HipBackend::with_budget(spec.budget).map_err(memhc_core::Error::from)?;
-            run(backend, w, a, spec, progress)
+            go(backend, w, a, spec, events, progress)
         }
         #[allow(unreachable_patterns)]
         other => Err(not_compiled(other)),

@@ -15,6 +15,7 @@
 pub mod app;
 pub mod args;
 pub mod device;
+pub mod observe;
 pub mod planning;
 pub mod plot;
 mod prepared;

@@ -10,7 +10,7 @@ use crate::error::{Result, SynthError};
 use crate::generate::SynthParams;
 use crate::host_memory::{admit, host_needs};
 use crate::record::Record;
-use crate::run::{Outcome, RunSpec, largest_working_set, peak_without_eviction};
+use crate::run::{Outcome, RunSpec, Traced, largest_working_set, peak_without_eviction};
 use crate::workload::{Analysis, Workload};
 
 /// One point of a run, ready to run: its workload, analysis, peak and budget.
@@ -165,27 +165,29 @@ impl Prepared {
     }
 }
 
-/// Runs `spec` on point `p` `runs` times (the counts are the same every time) and keeps the
-/// first outcome with the median wall time.
+/// Runs `spec` on point `p` `runs` times (the counts are the same every time), recording the
+/// event log if `events`, and keeps the first run (its outcome, log and timeline) with the
+/// median wall time.
 pub(crate) fn median_run(
     backend: BackendChoice,
     p: &Prepared,
     spec: &RunSpec,
     runs: usize,
+    events: bool,
     bar: &ProgressBar,
-) -> Result<Outcome> {
+) -> Result<Traced> {
     let mut walls = Vec::with_capacity(runs);
-    let mut first: Option<Outcome> = None;
+    let mut first: Option<Traced> = None;
     for _ in 0..runs {
         let done = bar.position();
-        let outcome = run_on(backend, &p.workload, &p.analysis, spec, &mut |v| {
+        let traced = run_on(backend, &p.workload, &p.analysis, spec, events, &mut |v| {
             bar.set_position(done + v as u64)
         })?;
-        walls.push(outcome.wall_s);
-        first.get_or_insert(outcome);
+        walls.push(traced.outcome.wall_s);
+        first.get_or_insert(traced);
     }
-    let mut outcome = first.ok_or_else(|| SynthError::Usage("--runs must be at least 1".into()))?;
+    let mut first = first.ok_or_else(|| SynthError::Usage("--runs must be at least 1".into()))?;
     walls.sort_by(f64::total_cmp);
-    outcome.wall_s = walls[walls.len() / 2];
-    Ok(outcome)
+    first.outcome.wall_s = walls[walls.len() / 2];
+    Ok(first)
 }

@@ -215,10 +215,14 @@ fn flows(log: &EventLog, work: &[WorkItem], events: &mut Vec<Value>) {
     let mut arrow = |from: usize, to: usize, object: ObjectId, events: &mut Vec<Value>| {
         let (a, b) = (&work[from], &work[to]);
         let name = format!("o{}", object.index());
-        events.push(json!({ "name": name, "cat": "dep", "ph": "s", "id": next_id,
-                            "ts": us(a.start_ns), "pid": PID, "tid": a.stream + 1 }));
-        events.push(json!({ "name": name, "cat": "dep", "ph": "f", "bp": "e", "id": next_id,
-                            "ts": us(b.start_ns), "pid": PID, "tid": b.stream + 1 }));
+        events.push(
+            json!({ "name": name, "cat": "dep", "ph": "s", "id": next_id,
+                            "ts": us(a.start_ns), "pid": PID, "tid": a.stream + 1 }),
+        );
+        events.push(
+            json!({ "name": name, "cat": "dep", "ph": "f", "bp": "e", "id": next_id,
+                            "ts": us(b.start_ns), "pid": PID, "tid": b.stream + 1 }),
+        );
         next_id += 1;
     };
     for (i, e) in log.events.iter().enumerate() {

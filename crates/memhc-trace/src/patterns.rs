@@ -40,8 +40,8 @@ use std::collections::HashMap;
 
 use memhc_core::{EventKind, EventLog, ObjectId};
 
-use crate::replay::{EndCause, Replay, Residency, Source};
 use crate::finding::{Finding, Pattern, ReportOptions};
+use crate::replay::{EndCause, Replay, Residency, Source};
 
 /// Every finding of `log` (replayed as `replay`), in the order of the patterns, then of queue.
 pub(crate) fn find(log: &EventLog, replay: &Replay, options: &ReportOptions) -> Vec<Finding> {
@@ -101,7 +101,12 @@ fn residency_patterns(replay: &Replay, options: &ReportOptions, out: &mut Vec<Fi
         for pair in r.uses.windows(2) {
             let between = (pair[1].queue - pair[0].queue).saturating_sub(1);
             if between >= options.idle_steps {
-                out.push(finding(Pattern::TemporaryIdleness, r, pair[0].queue, between));
+                out.push(finding(
+                    Pattern::TemporaryIdleness,
+                    r,
+                    pair[0].queue,
+                    between,
+                ));
             }
         }
     }

@@ -118,7 +118,10 @@ fn draw_lanes(
     let bars = work.iter().map(|w| {
         let lane = f64::from(w.stream);
         // Zero-length (untimed) work still gets a visible sliver.
-        let (x0, x1) = (ms(w.start_ns), ms(w.end_ns).max(ms(w.start_ns) + end * 1e-4));
+        let (x0, x1) = (
+            ms(w.start_ns),
+            ms(w.end_ns).max(ms(w.start_ns) + end * 1e-4),
+        );
         let (colour, y0, y1) = match w.work {
             Work::Gemm => (COMPUTE, lane + 0.15, lane + 0.85),
             Work::CopyH2D => (H2D, lane + 0.15, lane + 0.5),
@@ -204,7 +207,7 @@ fn draw_memory(
             .legend(|(x, y)| PathElement::new([(x, y), (x + 18, y)], BLACK.stroke_width(1)));
     }
     for (i, p) in peaks.iter().enumerate() {
-        let at = (ms(p.t_ns), mib(p.held));
+        let at = (ms(p.t_ns), mib(p.in_use));
         chart.draw_series(std::iter::once(Circle::new(at, 6, RED.filled())))?;
         let label = format!("peak {}", i + 1);
         chart.draw_series(std::iter::once(Text::new(label, at, ("sans-serif", 14))))?;

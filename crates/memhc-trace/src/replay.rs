@@ -302,7 +302,11 @@ impl State {
             object: o,
             bytes: self.replay.sizes.get(&o).copied().unwrap_or(0),
             start: at,
-            source: if miss { Source::Driver } else { Source::Unknown },
+            source: if miss {
+                Source::Driver
+            } else {
+                Source::Unknown
+            },
             prefetched: false,
             uses: Vec::new(),
             copies_in: Vec::new(),

@@ -2,9 +2,10 @@
 //! ([`patterns`](crate::patterns) defines them), each with its distance in queue steps and its
 //! bytes, and the top memory peaks with the objects live at each.
 //!
-//! A peak is a local maximum of the bytes held (in use plus pooled) over the log: a run of
-//! equal values higher than the values on both sides of it. The report gives the highest ones
-//! (two by default, as DRGPUM), the highest first, earlier first among equals.
+//! A peak is a local maximum of the bytes in use by objects over the log (pooled blocks hold no
+//! object): a run of equal values higher than the values on both sides of it. The report gives
+//! the highest ones (two by default, as DRGPUM), the highest first, earlier first among equals,
+//! with the bytes pooled at that moment beside them.
 
 use std::fmt::Write as _;
 
@@ -115,7 +116,9 @@ impl Report {
         );
         for s in self.summary() {
             let worst = s.worst.map_or_else(String::new, |w| {
-                let with = w.other.map_or_else(String::new, |o| format!(", could reuse {o}'s"));
+                let with = w
+                    .other
+                    .map_or_else(String::new, |o| format!(", could reuse {o}'s"));
                 format!(
                     "{} at queue {} ({} steps, {}{with})",
                     w.object,
@@ -130,7 +133,11 @@ impl Report {
                 s.pattern.name(),
                 s.count,
                 bytes(s.bytes),
-                s.max_distance
+                if s.count > 0 {
+                    s.max_distance.to_string()
+                } else {
+                    "-".into()
+                }
             );
         }
         for (i, p) in self.peaks.iter().enumerate() {
@@ -143,9 +150,8 @@ impl Report {
             let more = p.objects.len().saturating_sub(shown.len());
             let _ = writeln!(
                 out,
-                "peak {}: {} held ({} in use, {} pooled) at queue {}, t = {:.3} ms: {} objects live: {}{}",
+                "peak {}: {} in use ({} pooled besides) at queue {}, t = {:.3} ms: {} objects live: {}{}",
                 i + 1,
-                bytes(p.held),
                 bytes(p.in_use),
                 bytes(p.pooled),
                 p.queue,
@@ -179,25 +185,26 @@ pub fn bytes(b: u64) -> String {
     }
 }
 
-/// The `n` highest local maxima of the bytes held, with the objects live at each.
+/// The `n` highest local maxima of the bytes in use, with the objects live at each.
 fn peaks(replay: &Replay, n: usize) -> Vec<Peak> {
     let s = &replay.samples;
+    let value = |i: usize| s[i].in_use;
     let mut maxima: Vec<usize> = Vec::new();
     let mut i = 0;
     while i < s.len() {
         // A run of equal values [i, j).
         let mut j = i + 1;
-        while j < s.len() && s[j].held() == s[i].held() {
+        while j < s.len() && value(j) == value(i) {
             j += 1;
         }
-        let higher_than_before = i == 0 || s[i - 1].held() < s[i].held();
-        let higher_than_after = j == s.len() || s[j].held() < s[i].held();
-        if higher_than_before && higher_than_after && s[i].held() > 0 {
+        let higher_than_before = i == 0 || value(i - 1) < value(i);
+        let higher_than_after = j == s.len() || value(j) < value(i);
+        if higher_than_before && higher_than_after && value(i) > 0 {
             maxima.push(i);
         }
         i = j;
     }
-    maxima.sort_by_key(|&i| (std::cmp::Reverse(s[i].held()), i));
+    maxima.sort_by_key(|&i| (std::cmp::Reverse(value(i)), i));
     maxima
         .into_iter()
         .take(n)

@@ -151,7 +151,10 @@ fn a_leak_is_memory_held_when_the_log_ends() {
     let r = report(&mut rt);
     let leaks = found(&r, Pattern::Leak);
     assert_eq!(leaks.len(), 1);
-    assert_eq!((leaks[0].object, leaks[0].distance, leaks[0].bytes), (a, 1, BYTES));
+    assert_eq!(
+        (leaks[0].object, leaks[0].distance, leaks[0].bytes),
+        (a, 1, BYTES)
+    );
     only(&r, Pattern::Leak);
 }
 
@@ -204,7 +207,10 @@ fn an_evicted_input_copied_in_again_is_a_refetch() {
     let r = report(&mut rt);
     let refetch = found(&r, Pattern::RefetchAfterEviction);
     assert_eq!(refetch.len(), 1, "{refetch:?}");
-    assert_eq!((refetch[0].object, refetch[0].queue, refetch[0].distance), (a, 1, 1));
+    assert_eq!(
+        (refetch[0].object, refetch[0].queue, refetch[0].distance),
+        (a, 1, 1)
+    );
     assert_eq!(found(&r, Pattern::RepeatedCopy), []);
     assert_eq!(found(&r, Pattern::RedundantAllocation), []);
 }
@@ -226,7 +232,10 @@ fn a_prefetch_too_far_ahead_is_an_early_allocation_and_an_unused_one_is_found() 
     let r = report(&mut rt);
     let early = found(&r, Pattern::EarlyAllocation);
     assert_eq!(early.len(), 1, "{early:?}");
-    assert_eq!((early[0].object, early[0].queue, early[0].distance), (b, 0, 1));
+    assert_eq!(
+        (early[0].object, early[0].queue, early[0].distance),
+        (b, 0, 1)
+    );
     let unused = found(&r, Pattern::UnusedAllocation);
     assert_eq!(unused.len(), 1, "{unused:?}");
     assert_eq!((unused[0].object, unused[0].distance), (c, 1));
@@ -263,6 +272,6 @@ fn the_top_two_peaks_name_the_objects_live_at_each() {
     assert_eq!((r.peaks[1].held, r.peaks[1].queue), (2 * BYTES, 1));
     assert_eq!(live(1), [c, d]);
     let text = r.text("test");
-    assert!(text.contains("peak 1: 192 B held"), "{text}");
+    assert!(text.contains("peak 1: 192 B in use"), "{text}");
     assert!(text.contains("late deallocation"), "{text}");
 }
