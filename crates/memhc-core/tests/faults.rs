@@ -218,6 +218,8 @@ fn config() -> impl Strategy<Value = Config> {
                     reuse_tolerance_percent: tolerance,
                     arena,
                     prefetch,
+                    // Recording the event log must change nothing under failures either.
+                    events: extra % 2 == 1,
                 }
             },
         )

@@ -2,7 +2,8 @@
 //! release / read / vector boundaries, under random budgets, with every policy, every
 //! combination of optimisation switches and one to three streams. After every step the
 //! tables pass `audit()` and the budget holds; every read returns the last value written
-//! (nothing is lost through eviction, reuse or write-back). Unified memory runs the same
+//! (nothing is lost through eviction, reuse or write-back); where the event log is on, its
+//! counts are the statistics' at the end. Unified memory runs the same
 //! programs with managed memory and no budget pressure (it never evicts).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests unwrap what must succeed
@@ -11,7 +12,7 @@ mod common;
 
 use common::workload::{Action, config, creates, program, resolve, unified_config};
 use common::{assert_close, multiply, touch};
-use memhc_core::{Config, Error, ObjectId, Runtime};
+use memhc_core::{Config, Error, EventKind, EventLog, ObjectId, Runtime, Stats};
 use memhc_host::host::HostBackend;
 use proptest::prelude::*;
 
@@ -76,7 +77,62 @@ fn check_with(
         }
         prop_assert!(rt.used_bytes() <= budget);
     }
+    if let Some(log) = rt.events() {
+        prop_assert_eq!(log_totals(log), stats_totals(&rt.stats()));
+    }
     Ok(())
+}
+
+/// What the statistics count, counted from an event log.
+fn log_totals(log: &EventLog) -> [u64; 13] {
+    let count =
+        |f: &dyn Fn(&EventKind) -> bool| log.events.iter().filter(|e| f(&e.kind)).count() as u64;
+    let bytes = |f: &dyn Fn(&EventKind) -> bool| {
+        log.events
+            .iter()
+            .filter(|e| f(&e.kind))
+            .map(|e| e.bytes)
+            .sum::<u64>()
+    };
+    [
+        count(&|k| *k == EventKind::Alloc),
+        count(&|k| *k == EventKind::Free),
+        count(&|k| *k == EventKind::PoolReuse),
+        count(&|k| *k == EventKind::Handover),
+        count(&|k| *k == EventKind::ArenaAlloc),
+        count(&|k| matches!(k, EventKind::Hit { .. })),
+        count(&|k| matches!(k, EventKind::Miss { .. })),
+        count(&|k| *k == EventKind::Evict),
+        count(&|k| matches!(k, EventKind::WriteBack | EventKind::WriteBackIssued)),
+        count(&|k| *k == EventKind::Prefetch),
+        bytes(&|k| matches!(k, EventKind::CopyH2D { .. })),
+        bytes(&|k| matches!(k, EventKind::CopyD2H { .. })),
+        log.events
+            .iter()
+            .map(|e| match e.kind {
+                EventKind::Gemm { flops, .. } => flops,
+                _ => 0,
+            })
+            .sum(),
+    ]
+}
+
+fn stats_totals(s: &Stats) -> [u64; 13] {
+    [
+        s.allocations,
+        s.frees,
+        s.pool_reuses,
+        s.handovers,
+        s.arena_allocations,
+        s.hits,
+        s.misses,
+        s.evictions,
+        s.writebacks,
+        s.prefetches,
+        s.h2d_bytes,
+        s.d2h_bytes,
+        s.flops,
+    ]
 }
 
 proptest! {

@@ -17,7 +17,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::error::{Result, TraceError};
-use crate::replay::Replay;
+use crate::replay::{MemorySample, Replay};
 use crate::report::Peak;
 use crate::work::{Work, WorkItem, items};
 
@@ -33,6 +33,8 @@ const D2H: RGBColor = RGBColor(23, 190, 207);
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 type DrawResult = std::result::Result<(), Box<dyn std::error::Error>>;
+/// One series of the memory plot: its label, colour and value.
+type Series = (&'static str, RGBColor, fn(&MemorySample) -> u64);
 
 fn mib(b: u64) -> f64 {
     b as f64 / (1024.0 * 1024.0)
@@ -173,7 +175,7 @@ fn draw_memory(
         .y_desc("device MiB")
         .draw()?;
     // Step lines: a value holds until the next sample.
-    let steps = |value: fn(&crate::replay::MemorySample) -> u64| {
+    let steps = |value: fn(&MemorySample) -> u64| {
         let mut points = Vec::with_capacity(replay.samples.len() * 2 + 1);
         let mut last = 0.0;
         points.push((0.0, 0.0));
@@ -186,7 +188,7 @@ fn draw_memory(
         points.push((end, last));
         points
     };
-    let series: [(&str, RGBColor, fn(&crate::replay::MemorySample) -> u64); 3] = [
+    let series: [Series; 3] = [
         ("in use + pooled", POOLED, |s| s.held()),
         ("in use", IN_USE, |s| s.in_use),
         ("pinned by the launch", PINNED, |s| s.pinned),

@@ -277,6 +277,8 @@ pub fn config() -> impl Strategy<Value = Config> {
                 reuse_tolerance_percent: tolerance,
                 arena,
                 prefetch,
+                // Half the programs record the event log (it must change nothing).
+                events: seed % 2 == 1,
             },
         )
 }
@@ -301,5 +303,6 @@ pub fn unified_config() -> impl Strategy<Value = Config> {
         ..Config::for_mode(Mode::Unified)
             .with_budget(1 << 20)
             .with_streams(streams)
+            .with_events(dedup)
     })
 }
