@@ -4,7 +4,8 @@
 //! here, is a one-line error.
 
 use hadron::Engine;
-use memhc_core::{Backend, Config, Runtime, Stats};
+use memhc_core::backend::timeline::WorkSpan;
+use memhc_core::{Backend, Config, EventLog, Runtime, Stats};
 use memhc_corr::{Correlators, Plan, Progress};
 use memhc_host::HostBackend;
 use memhc_synth::device::BackendChoice;
@@ -25,15 +26,20 @@ pub fn choose(name: &str) -> Result<BackendChoice, String> {
     }
 }
 
+/// What one run gives: the correlators, the runtime's statistics, and (with
+/// [`Config::events`]) its event log with the backend's timeline of its work.
+pub type Ran = (Correlators, Stats, Option<(EventLog, Vec<WorkSpan>)>);
+
 /// Runs `plan` once on a fresh backend of kind `choice` with `budget` bytes, under `config`;
-/// returns the correlators and the runtime's statistics.
+/// returns the correlators, the runtime's statistics, and with `config.events` its event log
+/// and the backend's timeline.
 pub fn run_on(
     choice: BackendChoice,
     budget: usize,
     config: Config,
     plan: &Plan,
     progress: &mut dyn FnMut(Progress),
-) -> Result<(Correlators, Stats), String> {
+) -> Result<Ran, String> {
     match choice {
         BackendChoice::Host => run(HostBackend::new(budget), config, plan, progress),
         #[cfg(feature = "cuda")]
@@ -61,9 +67,19 @@ fn run<B: Backend>(
     config: Config,
     plan: &Plan,
     progress: &mut dyn FnMut(Progress),
-) -> Result<(Correlators, Stats), String> {
+) -> Result<Ran, String> {
+    let timed = config.events && backend.set_timing(true);
     let rt = Runtime::new(backend, config).map_err(|e| e.to_string())?;
     let mut engine = Engine::new(rt);
     let values = memhc_corr::run(plan, &mut engine, progress).map_err(|e| e.to_string())?;
-    Ok((values, engine.runtime().stats()))
+    engine
+        .runtime_mut()
+        .synchronize()
+        .map_err(|e| e.to_string())?;
+    let spans = match timed {
+        true => engine.runtime().backend().take_timeline(),
+        false => Vec::new(),
+    };
+    let log = engine.runtime_mut().take_events().map(|log| (log, spans));
+    Ok((values, engine.runtime().stats(), log))
 }

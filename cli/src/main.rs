@@ -18,6 +18,7 @@ use memhc_corr::{Order, PlanOptions};
 use memhc_corr_gen::file::{FileOptions, to_file};
 use memhc_corr_gen::presets::Preset;
 use memhc_synth::args::{parse_bytes, parse_modes, parse_policies};
+use memhc_synth::observe::Observe;
 
 /// Correlation functions on memhc: generate a workload, plan it, run it.
 #[derive(Debug, Parser)]
@@ -81,6 +82,14 @@ enum Command {
         /// Write one JSON record per policy and mode (plan report and statistics).
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Write each run's timeline as a Chrome-trace JSON that Perfetto's UI opens (with
+        /// several policies or modes, FILE gets `-<policy>-<mode>` before its extension).
+        #[arg(long, value_name = "FILE")]
+        timeline: Option<PathBuf>,
+        /// Print each run's memory report (DRGPUM's patterns, the top two memory peaks) after
+        /// its line of the table.
+        #[arg(long)]
+        report: bool,
     },
 }
 
@@ -183,11 +192,19 @@ fn execute(cli: Cli) -> Result<(), String> {
             out,
             verify,
             json,
+            timeline,
+            report,
         } => {
             let backend = backend::choose(&backend)?;
             backend.check().map_err(|e| e.to_string())?;
             let policies = parse_policies(&policy).map_err(|e| e.to_string())?;
             let modes = parse_modes(&mode).map_err(|e| e.to_string())?;
+            let observe = Observe {
+                timeline,
+                report,
+                plot: None,
+                several: policies.len() * modes.len() > 1,
+            };
             let model = memhc_corr::load(&file).map_err(|e| e.to_string())?;
             let plan = memhc_corr::plan(&model, &planning.options()).map_err(|e| e.to_string())?;
             let report = &plan.report;
@@ -209,13 +226,14 @@ fn execute(cli: Cli) -> Result<(), String> {
                     config.policy = p;
                     config.streams = streams.max(1);
                     config.budget = Some(budget as usize);
+                    config.events = observe.events();
                     let bar = ProgressBar::new(plan.stages.len() as u64);
                     bar.set_style(
                         ProgressStyle::with_template("{bar:40} {pos}/{len} stages {elapsed}")
                             .unwrap_or_else(|_| ProgressStyle::default_bar()),
                     );
                     let start = Instant::now();
-                    let (values, stats) =
+                    let (values, stats, log) =
                         backend::run_on(backend, budget as usize, config, &plan, &mut |pr| {
                             bar.set_position(pr.done as u64)
                         })?;
@@ -232,6 +250,19 @@ fn execute(cli: Cli) -> Result<(), String> {
                         stats.misses,
                         stats.evictions
                     );
+                    if let Some((log, spans)) = &log {
+                        let label = format!("{}-{}", p.name(), m.name());
+                        let title = format!("{}/{}", p.name(), m.name());
+                        let (text, files) = observe
+                            .emit(&label, &title, log, spans)
+                            .map_err(|e| e.to_string())?;
+                        if let Some(text) = text {
+                            println!("\n{text}");
+                        }
+                        for f in files {
+                            eprintln!("memhc: wrote {}", f.display());
+                        }
+                    }
                     if let Some(r) = &reference {
                         check(&values, r)?;
                     }

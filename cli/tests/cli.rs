@@ -155,3 +155,51 @@ fn a_backend_or_output_this_build_lacks_is_one_line() {
         );
     }
 }
+
+/// `--timeline` writes one Chrome trace per run (labelled by policy and mode) and `--report`
+/// prints the memory report after each run's line: the naive mode's redundancies are there.
+#[test]
+fn timeline_and_report() {
+    let d = dir("timeline");
+    let file = d.join("a1.json");
+    let made = memhc()
+        .args(["gen", "a1_rhopi", "--tensor-size", "2", "-o"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(made.status.success());
+    let run = memhc()
+        .arg("run")
+        .arg(&file)
+        .args(["--mode", "naive,optimal", "--report", "--timeline"])
+        .arg(d.join("t.json"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert_eq!(stdout.matches("memory report: lru/").count(), 2, "{stdout}");
+    let naive = &stdout[stdout.find("lru/naive").unwrap()..stdout.find("lru/optimal").unwrap()];
+    let count = |pattern: &str| {
+        let line = naive.lines().find(|l| l.starts_with(pattern)).unwrap();
+        line[pattern.len()..]
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse::<u64>()
+            .unwrap()
+    };
+    assert!(count("redundant allocation") > 0, "{naive}");
+    assert!(count("repeated copy") > 0, "{naive}");
+    for mode in ["naive", "optimal"] {
+        let trace = std::fs::read(d.join(format!("t-lru-{mode}.json"))).unwrap();
+        let trace: serde_json::Value = serde_json::from_slice(&trace).unwrap();
+        assert!(
+            trace["traceEvents"].as_array().unwrap().len() > 100,
+            "{mode}"
+        );
+    }
+}

@@ -399,7 +399,8 @@ fn synth(a: &RunArgs) -> Result<()> {
                 let record = p.record(&a.backend, &spec, lower_bound, outcome);
                 if observe.events() {
                     let (label, title) = run_label(&record, prepared.len() > 1);
-                    let (text, files) = observe.emit(&label, &title, &traced)?;
+                    let (text, files) =
+                        observe.emit(&label, &title, &traced.events, &traced.timeline)?;
                     reports.extend(text);
                     written.extend(files);
                 }

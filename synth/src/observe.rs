@@ -8,10 +8,11 @@
 
 use std::path::{Path, PathBuf};
 
+use memhc_core::EventLog;
+use memhc_core::backend::timeline::WorkSpan;
 use memhc_trace::{Replay, Report, ReportOptions, TraceError, chrome, plot};
 
 use crate::error::{Result, SynthError};
-use crate::run::Traced;
 
 /// The outputs asked for.
 #[derive(Clone, Debug, Default)]
@@ -32,36 +33,38 @@ impl Observe {
         self.timeline.is_some() || self.report || self.plot.is_some()
     }
 
-    /// Writes what is asked for of one traced run labelled `label` (`lru-optimal`), titled
-    /// `title`; returns the report's text when `--report` is on, and the files written.
+    /// Writes what is asked for of one run's event log `log` and backend timeline `spans`,
+    /// the run labelled `label` (`lru-optimal`) and titled `title`; returns the report's text
+    /// when `--report` is on, and the files written.
     pub fn emit(
         &self,
         label: &str,
         title: &str,
-        t: &Traced,
+        log: &EventLog,
+        spans: &[WorkSpan],
     ) -> Result<(Option<String>, Vec<PathBuf>)> {
         let mut written = Vec::new();
         if let Some(path) = &self.timeline {
             let path = self.labelled(path, label);
-            chrome::write(&path, &t.events, &t.timeline).map_err(into_synth)?;
+            chrome::write(&path, log, spans).map_err(into_synth)?;
             written.push(path);
         }
-        let replay = Replay::of(&t.events);
-        let report = Report::of_replay(&t.events, &replay, ReportOptions::default());
+        let replay = Replay::of(log);
+        let report = Report::of_replay(log, &replay, ReportOptions::default());
         if let Some(dir) = &self.plot {
             std::fs::create_dir_all(dir).map_err(|e| SynthError::io(dir, e))?;
             let memory = dir.join(format!("memory-{label}.svg"));
-            let budget = t.events.budget;
-            plot::memory_svg(&memory, title, &replay, budget, &report.peaks).map_err(into_synth)?;
+            plot::memory_svg(&memory, title, &replay, log.budget, &report.peaks)
+                .map_err(into_synth)?;
             let timeline = dir.join(format!("timeline-{label}.svg"));
-            plot::timeline_svg(&timeline, title, &t.events, &t.timeline).map_err(into_synth)?;
+            plot::timeline_svg(&timeline, title, log, spans).map_err(into_synth)?;
             written.extend([memory, timeline]);
         }
         Ok((self.report.then(|| report.text(title)), written))
     }
 
     /// `path` with `-label` before its extension when there are several runs.
-    fn labelled(&self, path: &Path, label: &str) -> PathBuf {
+    pub fn labelled(&self, path: &Path, label: &str) -> PathBuf {
         if !self.several {
             return path.to_owned();
         }

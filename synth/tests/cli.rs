@@ -738,3 +738,50 @@ fn malformed_workload_files_are_one_line_errors() {
         );
     }
 }
+
+/// `--report` prints a memory report per run after the table, `--timeline` writes a Chrome
+/// trace (one run: the file named), and `--plot` adds memory and timeline plots of the run.
+#[test]
+fn report_timeline_and_memory_plots() {
+    let dir = scratch("observe");
+    let trace = dir.join("trace.json");
+    let plots = dir.join("plots");
+    let o = synth(&[
+        "--tensor-size",
+        "4",
+        "--vectors",
+        "6",
+        "--vector-size",
+        "4",
+        "--oversub",
+        "1",
+        "--report",
+        "--timeline",
+        trace.to_str().unwrap(),
+        "--plot",
+        plots.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let table = out.find("policy").unwrap();
+    let report = out.find("memory report: lru/optimal").unwrap();
+    assert!(table < report, "the report follows the table: {out}");
+    for pattern in [
+        "early allocation",
+        "dead write",
+        "refetch after eviction",
+        "peak 1:",
+    ] {
+        assert!(out[report..].contains(pattern), "{pattern}: {out}");
+    }
+    let parsed: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    assert!(parsed["traceEvents"].is_array());
+    for name in [
+        "memory-lru-optimal-handover.svg",
+        "timeline-lru-optimal-handover.svg",
+    ] {
+        let svg = std::fs::read_to_string(plots.join(name)).unwrap();
+        assert!(svg.contains("device MiB"), "{name}");
+    }
+}
