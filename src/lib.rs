@@ -19,6 +19,8 @@
 //! * [`policy`]: the eviction policies (`memhc-policy`);
 //! * [`conformance`]: the suite every backend must pass (`memhc-testkit`);
 //! * [`hadron`]: hadron nodes, spin mappings, contractions and traces.
+//! * [`trace`]: the event log's timeline (Chrome trace / Perfetto), inefficiency report and
+//!   memory plots.
 //!
 //! The GPU backends arrive as features:
 //!
@@ -47,6 +49,11 @@ pub use memhc_testkit::conformance;
 
 /// Hadron nodes, spin mappings, contractions and traces on the runtime (the `hadron` crate).
 pub use hadron;
+
+/// What the runtime's event log shows (the `memhc-trace` crate): a Chrome-trace / Perfetto
+/// timeline, a DRGPUM-style memory-inefficiency report with the top memory peaks, and SVG plots
+/// of device memory over time.
+pub use memhc_trace as trace;
 
 /// The NVIDIA backend (the `memhc-cuda` crate), with feature `cuda`.
 #[cfg(feature = "cuda")]
