@@ -46,7 +46,11 @@ fn main() -> Result<(), Box<dyn Error>> {
         if traced {
             let t = run_traced(backend(), &w, &a, &spec, &mut |_| {})?;
             on.push(t.outcome.wall_s);
-            println!("on   {:.4} s  ({} events)", t.outcome.wall_s, t.events.events.len());
+            println!(
+                "on   {:.4} s  ({} events)",
+                t.outcome.wall_s,
+                t.events.events.len()
+            );
             last = Some(t);
         } else {
             let o = run(backend(), &w, &a, &spec, &mut |_| {})?;

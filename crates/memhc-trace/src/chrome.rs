@@ -5,8 +5,8 @@
 //!
 //! * **one track per stream** (thread `tid = stream + 1`, named `stream N` or `copy stream`):
 //!   every copy and every launch's GEMMs as a complete event (`"ph": "X"`), timed by the
-//!   backend's timeline where it has one ([`work`](crate::work)); category `copy` (names
-//!   `h2d oN`, `d2h oN`) or `compute` (name `gemm`), with the object, bytes, flops, calls and
+//!   backend's timeline where it has one ([`work`](mod@crate::work)); category `copy` (names
+//!   `h2d #N`, `d2h #N`) or `compute` (name `gemm`), with the object, bytes, flops, calls and
 //!   queue index in `args`;
 //! * **the runtime's track** (`tid = 0`, named `runtime`): what happens to memory and objects
 //!   as instant events (`"ph": "i"`, thread scope) named after the event kind (`alloc`, `free`,
@@ -15,9 +15,9 @@
 //!   `register`, `create`, `release`, `host_write`, `host_read`), with object, bytes, block,
 //!   stream and queue index in `args`;
 //! * **a counter track** `device bytes` (`"ph": "C"`) with the series `in_use`, `pooled` and
-//!   `pinned` ([`replay`](crate::replay));
+//!   `pinned` ([`replay`](mod@crate::replay));
 //! * **object lifetimes** as async slices (`"ph": "b"` / `"e"`, category `object`, one `id`
-//!   per residency, named `oN`), from the first block to the eviction or drop (or the end of
+//!   per residency, named `#N` after the object), from the first block to the eviction or drop (or the end of
 //!   the trace), with the bytes, source and end in `args`;
 //! * **dependencies** as flow arrows (`"ph": "s"` / `"f"` with `"bp": "e"`, category `dep`):
 //!   from the work that put an object's value on the device (its copy in, or the GEMMs of the
@@ -124,7 +124,7 @@ pub fn trace(log: &EventLog, spans: &[WorkSpan]) -> Value {
         .max(work.iter().map(|w| w.end_ns).max().unwrap_or(0));
     for (i, r) in replay.residencies.iter().enumerate() {
         let id = format!("{i:#x}");
-        let name = format!("o{}", r.object.index());
+        let name = r.object.to_string();
         let (end, cause) = match r.end {
             Some((at, cause)) => (at.t_ns, json!(cause)),
             None => (end_ns, json!("held at the end")),
@@ -181,12 +181,17 @@ fn metadata(log: &EventLog, events: &mut Vec<Value>) {
     }
 }
 
+/// An object as the trace names it (`#12`), as reports do.
+fn object_name(o: Option<ObjectId>) -> String {
+    o.map_or_else(|| "?".into(), |o| o.to_string())
+}
+
 /// A piece of work as a complete event.
 fn slice(w: &WorkItem) -> Value {
     let (name, cat) = match (w.work, w.object) {
         (Work::Gemm, _) => ("gemm".to_owned(), "compute"),
-        (Work::CopyH2D, o) => (format!("h2d o{}", o.map_or(0, ObjectId::index)), "copy"),
-        (Work::CopyD2H, o) => (format!("d2h o{}", o.map_or(0, ObjectId::index)), "copy"),
+        (Work::CopyH2D, o) => (format!("h2d {}", object_name(o)), "copy"),
+        (Work::CopyD2H, o) => (format!("d2h {}", object_name(o)), "copy"),
     };
     let mut args = json!({ "queue": w.queue, "calls": w.calls, "timed": w.timed });
     match w.work {
@@ -214,7 +219,7 @@ fn flows(log: &EventLog, work: &[WorkItem], events: &mut Vec<Value>) {
     let mut next_id = 0u64;
     let mut arrow = |from: usize, to: usize, object: ObjectId, events: &mut Vec<Value>| {
         let (a, b) = (&work[from], &work[to]);
-        let name = format!("o{}", object.index());
+        let name = object.to_string();
         events.push(
             json!({ "name": name, "cat": "dep", "ph": "s", "id": next_id,
                             "ts": us(a.start_ns), "pid": PID, "tid": a.stream + 1 }),

@@ -1,7 +1,7 @@
 //! DRGPUM's object-level patterns (Lin et al., ASPLOS 2023, section 3.1), found in a replayed
 //! event log, plus the two redundancies of moving data that MemHC removes.
 //!
-//! DRGPUM's "data object" is a residency ([`replay`](crate::replay)); its "GPU APIs that access
+//! DRGPUM's "data object" is a residency ([`replay`](mod@crate::replay)); its "GPU APIs that access
 //! it" are the launches that use it, and distances are counted in queue steps (launches),
 //! where DRGPUM counts GPU API calls. The patterns, with `d` the distance reported:
 //!

@@ -1,5 +1,5 @@
 //! The inefficiency report of a run: DRGPUM's object-level patterns found in its event log
-//! ([`patterns`](crate::patterns) defines them), each with its distance in queue steps and its
+//! ([`patterns`](mod@crate::patterns) defines them), each with its distance in queue steps and its
 //! bytes, and the top memory peaks with the objects live at each.
 //!
 //! A peak is a local maximum of the bytes in use by objects over the log (pooled blocks hold no
