@@ -187,29 +187,17 @@ impl<B: Backend> Runtime<B> {
         let id = access.object;
         self.note_use(id)?;
         let (read, write) = (access.mode.reads(), access.mode.writes());
-        let layout = self.entry(id)?.layout;
         if self.cache.contains(id) {
             self.counters.hits += 1;
-            self.events.note(
-                EventKind::Hit { read, write },
-                Some(id),
-                Some(stream),
-                layout.bytes(),
-                None,
-            );
+            self.note_object(EventKind::Hit { read, write }, id, Some(stream));
             self.policy.on_hit(id);
             return Ok(false);
         }
         self.counters.misses += 1;
-        self.events.note(
-            EventKind::Miss { read, write },
-            Some(id),
-            Some(stream),
-            layout.bytes(),
-            None,
-        );
+        self.note_object(EventKind::Miss { read, write }, id, Some(stream));
         self.events.serve(Some(id));
-        let (mut resident, count, size) = Resident::empty(layout, self.config.packing);
+        let (mut resident, count, size) =
+            Resident::empty(self.entry(id)?.layout, self.config.packing);
         for _ in 0..count {
             match self.obtain_block(size, stream) {
                 Ok((block, hazards)) => {
@@ -241,13 +229,7 @@ impl<B: Backend> Runtime<B> {
             }
             let calls = resident.blocks.len() as u32;
             let on = (!self.config.managed).then_some(stream);
-            self.events.note(
-                EventKind::CopyH2D { calls },
-                Some(id),
-                on,
-                layout.bytes(),
-                None,
-            );
+            self.note_object(EventKind::CopyH2D { calls }, id, on);
         }
         if let Some(old) = self.cache.insert(id, resident) {
             // Unreachable: `id` was not resident. Keep the tables exact anyway.

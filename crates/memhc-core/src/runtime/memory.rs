@@ -279,9 +279,7 @@ impl<B: Backend> Runtime<B> {
         self.policy.on_evict(id);
         self.forget_prefetch(id);
         self.counters.evictions += 1;
-        let bytes = self.entry(id)?.layout.bytes();
-        self.events
-            .note(EventKind::Evict, Some(id), Some(stream), bytes, None);
+        self.note_object(EventKind::Evict, id, Some(stream));
         Ok(r)
     }
 
@@ -291,10 +289,8 @@ impl<B: Backend> Runtime<B> {
             return;
         }
         let calls = self.cache.get(id).map_or(0, |r| r.blocks.len()) as u32;
-        let bytes = self.objects.get(&id).map_or(0, |e| e.layout.bytes());
         let on = (!self.config.managed).then_some(stream);
-        self.events
-            .note(EventKind::CopyD2H { calls }, Some(id), on, bytes, None);
+        self.note_object(EventKind::CopyD2H { calls }, id, on);
     }
 
     /// On-demand (or eager) sync of a `DeviceDirty` object: its device copy becomes its host
@@ -345,9 +341,7 @@ impl<B: Backend> Runtime<B> {
         match self.cache.remove(id) {
             Some(r) => {
                 self.policy.on_remove(id);
-                let bytes = self.objects.get(&id).map_or(0, |e| e.layout.bytes());
-                self.events
-                    .note(EventKind::Drop, Some(id), None, bytes, None);
+                self.note_object(EventKind::Drop, id, None);
                 self.dispose(r)
             }
             None => Ok(()),

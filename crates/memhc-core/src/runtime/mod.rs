@@ -380,9 +380,7 @@ impl<B: Backend> Runtime<B> {
             State::WritingBack => self.land(id)?,
             State::HostValid | State::Consistent => {}
         }
-        let bytes = self.entry(id)?.layout.bytes();
-        self.events
-            .note(EventKind::HostRead, Some(id), None, bytes, None);
+        self.note_object(EventKind::HostRead, id, None);
         self.entry(id)?.life.host().ok_or(Error::Uninitialized(id))
     }
 
@@ -416,6 +414,16 @@ impl<B: Backend> Runtime<B> {
     /// [`lifecycle`](crate::lifecycle)).
     pub fn transitions(&self) -> &TransitionLog {
         &self.transitions
+    }
+
+    /// Records an event about object `id` (its bytes: its size) when the log is on; off, no
+    /// lookup is made.
+    #[inline]
+    fn note_object(&mut self, kind: EventKind, id: ObjectId, stream: Option<usize>) {
+        if self.events.is_on() {
+            let bytes = self.objects.get(&id).map_or(0, |e| e.layout.bytes());
+            self.events.note(kind, Some(id), stream, bytes, None);
+        }
     }
 
     /// The event log recorded so far ([`Config::events`]; `None` when off).
