@@ -238,8 +238,7 @@ impl Events {
     #[inline]
     pub(crate) fn block(&mut self, kind: EventKind, bytes: usize, block: u64) {
         if let Some(r) = &mut self.0 {
-            let object = r.serving;
-            r.push(kind, object, None, bytes, Some(block));
+            r.push(kind, r.serving, None, bytes, Some(block));
         }
     }
 
@@ -255,9 +254,7 @@ impl Events {
     #[inline]
     pub(crate) fn begin_launch(&mut self, stream: usize) {
         if let Some(r) = &mut self.0 {
-            r.queue = r.launches;
-            r.launches += 1;
-            r.push(EventKind::LaunchBegin, None, Some(stream), 0, None);
+            r.begin_launch(stream);
         }
     }
 
@@ -276,6 +273,9 @@ impl Events {
 }
 
 impl Recorder {
+    // Out of line: with the log off, the places that record stay one test and a branch.
+    #[cold]
+    #[inline(never)]
     fn push(
         &mut self,
         kind: EventKind,
@@ -294,6 +294,16 @@ impl Recorder {
             bytes: bytes as u64,
             block,
         });
+    }
+}
+
+impl Recorder {
+    #[cold]
+    #[inline(never)]
+    fn begin_launch(&mut self, stream: usize) {
+        self.queue = self.launches;
+        self.launches += 1;
+        self.push(EventKind::LaunchBegin, None, Some(stream), 0, None);
     }
 }
 

@@ -77,10 +77,12 @@ impl<B: Backend> Runtime<B> {
         if outcome.is_ok() {
             self.prefetch_ahead();
         }
-        self.events.serve(None);
-        let ok = outcome.is_ok() && settled.is_ok() && dropped.is_ok();
-        self.events
-            .note(EventKind::LaunchEnd { ok }, None, Some(stream), 0, None);
+        if self.events.is_on() {
+            self.events.serve(None);
+            let ok = outcome.is_ok() && settled.is_ok() && dropped.is_ok();
+            self.events
+                .note(EventKind::LaunchEnd { ok }, None, Some(stream), 0, None);
+        }
         undo.clear();
         acquired.clear();
         self.scratch = Scratch { undo, acquired };
@@ -279,7 +281,10 @@ impl<B: Backend> Runtime<B> {
             objects.push(Bound::new(*a, layout, r, self.arena_buffer()));
         }
         // With the event log on, the launch's GEMM calls are what the counters gained.
-        let before = self.events.is_on().then(|| self.backend.counters());
+        let before = match self.events.is_on() {
+            true => Some(self.gemm_counts()),
+            false => None,
+        };
         let mut launch = Launch {
             backend: &self.backend,
             stream: s,
@@ -287,18 +292,32 @@ impl<B: Backend> Runtime<B> {
             objects,
         };
         let done = work(&mut launch);
-        if let Some(b) = before {
-            let a = self.backend.counters();
-            let calls = (a.gemm_calls + a.geam_calls) - (b.gemm_calls + b.geam_calls);
-            if calls > 0 {
-                let kind = EventKind::Gemm {
-                    calls: calls as u32,
-                    flops: a.flops - b.flops,
-                };
-                self.events.note(kind, None, Some(stream), 0, None);
-            }
+        if let Some(before) = before {
+            self.note_gemms(stream, before);
         }
         done
+    }
+
+    /// GEMM and GEAM calls so far, and their flops.
+    #[cold]
+    #[inline(never)]
+    fn gemm_counts(&self) -> (u64, u64) {
+        let c = self.backend.counters();
+        (c.gemm_calls + c.geam_calls, c.flops)
+    }
+
+    /// Records the GEMM calls made since the counts were `before`.
+    #[cold]
+    #[inline(never)]
+    fn note_gemms(&mut self, stream: usize, before: (u64, u64)) {
+        let (calls, flops) = self.gemm_counts();
+        if calls > before.0 {
+            let kind = EventKind::Gemm {
+                calls: (calls - before.0) as u32,
+                flops: flops - before.1,
+            };
+            self.events.note(kind, None, Some(stream), 0, None);
+        }
     }
 
     /// Records one event after everything the launch queued and attaches it to its objects:

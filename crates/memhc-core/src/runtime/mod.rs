@@ -421,9 +421,15 @@ impl<B: Backend> Runtime<B> {
     #[inline]
     fn note_object(&mut self, kind: EventKind, id: ObjectId, stream: Option<usize>) {
         if self.events.is_on() {
-            let bytes = self.objects.get(&id).map_or(0, |e| e.layout.bytes());
-            self.events.note(kind, Some(id), stream, bytes, None);
+            self.note_object_on(kind, id, stream);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn note_object_on(&mut self, kind: EventKind, id: ObjectId, stream: Option<usize>) {
+        let bytes = self.objects.get(&id).map_or(0, |e| e.layout.bytes());
+        self.events.note(kind, Some(id), stream, bytes, None);
     }
 
     /// The event log recorded so far ([`Config::events`]; `None` when off).
