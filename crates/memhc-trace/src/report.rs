@@ -127,8 +127,7 @@ impl Report {
                     bytes(w.bytes)
                 )
             });
-            let _ = writeln!(
-                out,
+            let line = format!(
                 "{:<24} {:>8} {:>12} {:>9}  {worst}",
                 s.pattern.name(),
                 s.count,
@@ -139,6 +138,7 @@ impl Report {
                     "-".into()
                 }
             );
+            let _ = writeln!(out, "{}", line.trim_end());
         }
         for (i, p) in self.peaks.iter().enumerate() {
             let shown: Vec<String> = p
