@@ -37,14 +37,12 @@ use std::sync::{Arc, Mutex, RwLock, Weak};
 use faer::Par;
 use num_complex::Complex64;
 
-use memhc_backend::ELEMENT_BYTES;
 use memhc_backend::gemm::{
     GeamShape, GemmItem, GemmShape, StridedBatch, validate_batched, validate_geam, validate_strided,
 };
-use memhc_backend::ledger::Ledger;
 use memhc_backend::timeline::{WorkKind, WorkSpan};
-use memhc_backend::{Backend, Location, MemInfo, check_range};
-use memhc_backend::{BackendError, BackendOp};
+use memhc_backend::{Backend, BackendError, BackendOp, ELEMENT_BYTES, Location, MemInfo};
+use memhc_backend::{check_range, ledger::Ledger};
 
 pub use event::HostEvent;
 pub use memory::{HostBuffer, HostPinned};
@@ -179,16 +177,11 @@ impl HostBackend {
         // when the job is dropped unrun because the stream has stopped.
         // The job may drop it earlier, before it signals completion to a waiting caller.
         let guard = PendingGuard(cells);
-        if self.timing.is_on() {
-            let (timing, id) = (Arc::clone(&self.timing), stream.id);
-            return stream.submit(Box::new(move || {
-                let start = timing.now();
-                let outcome = job(guard);
-                timing.record(id, kind, start);
-                outcome
-            }));
+        let job = Box::new(move || job(guard));
+        match self.timing.is_on() {
+            true => stream.submit(timing::Timing::timed(&self.timing, stream.id, kind, job)),
+            false => stream.submit(job),
         }
-        stream.submit(Box::new(move || job(guard)))
     }
 }
 
@@ -580,7 +573,6 @@ impl Backend for HostBackend {
         managed::require(BackendOp::Sync, buffer)
     }
 
-    /// Checks that the buffer is managed; host memory has one copy, read by everyone.
     fn set_timing(&self, on: bool) -> bool {
         self.timing.set(on);
         true
@@ -598,6 +590,7 @@ impl Backend for HostBackend {
         Some(self.timing.now())
     }
 
+    /// Checks that the buffer is managed; host memory has one copy, read by everyone.
     fn advise_read_mostly(&self, buffer: &HostBuffer) -> Result<(), BackendError> {
         managed::require(BackendOp::Alloc, buffer)
     }

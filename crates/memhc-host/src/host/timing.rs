@@ -2,11 +2,13 @@
 //! each worker thread reads the host's monotonic clock when a copy or GEMM batch starts and
 //! ends, relative to one origin for the whole backend.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use memhc_backend::timeline::{WorkKind, WorkSpan};
+
+use super::stream::Job;
 
 /// The switch and the spans recorded.
 #[derive(Debug)]
@@ -42,6 +44,17 @@ impl Timing {
     /// Nanoseconds since the origin, now.
     pub(super) fn now(&self) -> u64 {
         u64::try_from(self.origin.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// `job`, recording when it starts and ends as work of `kind` on stream `stream`.
+    pub(super) fn timed(timing: &Arc<Timing>, stream: u64, kind: WorkKind, job: Job) -> Job {
+        let timing = Arc::clone(timing);
+        Box::new(move || {
+            let start = timing.now();
+            let outcome = job();
+            timing.record(stream, kind, start);
+            outcome
+        })
     }
 
     /// Records work of `kind` on stream `stream` that ran from `start_ns` until now.
