@@ -38,6 +38,7 @@ use faer::Par;
 use num_complex::Complex64;
 
 use memhc_backend::ELEMENT_BYTES;
+use memhc_backend::components::{ComponentBatch, validate_components};
 use memhc_backend::gemm::{
     GeamShape, GemmItem, GemmShape, StridedBatch, validate_batched, validate_geam, validate_strided,
 };
@@ -538,6 +539,21 @@ impl Backend for HostBackend {
         validate_strided(shape, batch)?;
         let items: Vec<_> = (0..batch.count).map(|i| batch.item(i)).collect();
         self.gemm_batched(stream, shape, &items)
+    }
+
+    /// Checked once by component ([`validate_components`]), then queued as the batch's items.
+    fn gemm_components(
+        &self,
+        stream: &HostStream,
+        shape: &GemmShape,
+        batch: &ComponentBatch<'_, HostBuffer>,
+    ) -> Result<(), BackendError> {
+        validate_components(shape, batch)?;
+        if shape.is_empty() || batch.table.is_empty() {
+            return Ok(());
+        }
+        let items: Vec<_> = batch.items().collect();
+        self.submit_batch(stream, gemm::Kernel::Gemm(*shape), &items)
     }
 
     /// Host memory is managed memory already: true.
