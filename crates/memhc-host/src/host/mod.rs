@@ -761,6 +761,15 @@ mod tests {
         );
         assert_eq!(batch(32, 64, 1).items_in_parallel(), None, "one thread");
         assert_eq!(batch(32, 1, 4).items_in_parallel(), None, "one item");
+        // A meson contraction's layer at N = 2 or 8 (16 products): less work in all than a
+        // fork and join costs, so it runs on the worker, each product sequential.
+        for n in [2, 8] {
+            let tiny = batch(n, 16, 2);
+            assert_eq!(tiny.items_in_parallel(), None, "N = {n}");
+            assert!(matches!(tiny.par_per_item(), Par::Seq), "N = {n}");
+        }
+        assert_eq!(batch(16, 16, 2).items_in_parallel(), Some(2), "N = 16");
+        assert!(matches!(batch(512, 4, 16).par_per_item(), Par::Rayon(_)));
     }
 
     #[test]
