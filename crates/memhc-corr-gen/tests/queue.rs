@@ -1,7 +1,8 @@
 //! The planner's execution queue on the presets is well formed, whatever the order, sharing
 //! and vector size: every product and trace once, every product before its readers, vectors
 //! of independent contractions no wider than asked, every object released once and never
-//! used after, and the reported peak is the one the queue holds (recomputed here).
+//! used after, and the reported peak is the one the queue holds (recomputed here, and read
+//! from the runtime's own accounting in dry runs on the data-less `NullBackend`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -79,6 +80,15 @@ fn check_queue(p: &Plan, vector_size: usize) -> u64 {
     peak
 }
 
+/// The runtime's statistics after `p` ran on the null backend under `budget` (optimal mode).
+fn dry_run(p: &Plan, budget: usize) -> memhc_core::Stats {
+    let config = memhc_core::Config::default().with_budget(budget);
+    let rt = memhc_core::Runtime::new(memhc_host::NullBackend::new(budget), config).unwrap();
+    let mut engine = hadron::Engine::new(rt);
+    memhc_corr::run(p, &mut engine, &mut |_| {}).unwrap();
+    engine.runtime().stats()
+}
+
 #[test]
 fn preset_queues_are_well_formed_and_hold_their_reported_peak() {
     for preset in Preset::ALL {
@@ -106,6 +116,18 @@ fn preset_queues_are_well_formed_and_hold_their_reported_peak() {
             let peak = check_queue(&p, vector_size);
             assert_eq!(peak, p.report.peak_bytes, "{preset} {options:?}");
             assert!(p.report.peak_bytes_with_pool >= p.report.peak_bytes);
+            let r = &p.report;
+            for (budget, want) in [
+                (1 << 40, r.peak_bytes_with_pool),
+                (r.peak_bytes, r.peak_bytes),
+            ] {
+                let stats = dry_run(&p, budget as usize);
+                assert_eq!(
+                    (stats.peak_device_bytes, stats.evictions),
+                    (want, 0),
+                    "{preset} {options:?}, budget {budget}"
+                );
+            }
         }
     }
 }
