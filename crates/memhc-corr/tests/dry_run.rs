@@ -50,10 +50,16 @@ fn check(model: &Model, options: PlanOptions) {
 
 #[test]
 fn the_runtime_holds_what_the_planner_predicts() {
-    // Nodes of N x N, identities, products of the explicit loop's other spin counts, scratch:
-    // several sizes of buffer.
-    for n in [1, 3] {
-        let model = Model::new(common::shared_file(n), std::path::Path::new(".")).unwrap();
+    // Nodes of N x N, identities, products of the explicit loop's other spin counts, scratch;
+    // baryons, their products of N² x N² and their traces' scratch of N² rows: several sizes
+    // of buffer.
+    let files = [
+        common::shared_file(1),
+        common::shared_file(3),
+        common::baryon_file(2),
+    ];
+    for file in files {
+        let model = Model::new(file, std::path::Path::new(".")).unwrap();
         for sharing in [true, false] {
             for order in [Order::Planned, Order::File] {
                 for vector_size in [1, 3, 16] {

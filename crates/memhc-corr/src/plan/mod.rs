@@ -19,7 +19,7 @@ mod stages;
 
 use std::sync::Arc;
 
-use hadron::{NodeShape, SpinMapping, TracePairs};
+use hadron::{MatrixView, NodeShape, SpinMapping, TracePairs};
 use serde::Serialize;
 
 use crate::error::Result;
@@ -37,13 +37,19 @@ pub enum Operand {
     Identity(usize),
 }
 
-/// One distinct partial product: `contract(a, b, mapping)`.
+/// One distinct partial product: `contract(a, b, mapping)`, each operand's components seen
+/// through its view.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Product {
     /// The left operand.
     pub a: Operand,
     /// The right operand.
     pub b: Operand,
+    /// How `a`'s components are seen as matrices (a baryon's `N x N²` or `N² x N`; the
+    /// default for a meson or a product).
+    pub a_view: MatrixView,
+    /// How `b`'s components are seen as matrices.
+    pub b_view: MatrixView,
     /// The spin mapping.
     pub mapping: Arc<SpinMapping>,
     /// The output's shape.
@@ -52,16 +58,22 @@ pub struct Product {
     pub flops: u64,
 }
 
-/// One distinct trace: `Σ_(i, j) in pairs Tr(A[i] · B[j])`.
+/// One distinct trace: `Σ_(i, j) in pairs Tr(A[i] · B[j])`, each operand's components seen
+/// through its view.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TraceJob {
     /// The left operand.
     pub a: Operand,
     /// The right operand.
     pub b: Operand,
+    /// How `a`'s components are seen as matrices.
+    pub a_view: MatrixView,
+    /// How `b`'s components are seen as matrices.
+    pub b_view: MatrixView,
     /// The spin pairs.
     pub pairs: Arc<TracePairs>,
-    /// Rows of A's components (the trace's scratch holds `pairs · rows` numbers).
+    /// Rows of A's components through its view (the trace's scratch holds `pairs · rows`
+    /// numbers).
     pub rows: usize,
     /// Its flops.
     pub flops: u64,
