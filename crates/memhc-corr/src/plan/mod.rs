@@ -111,7 +111,8 @@ pub struct PlanOptions {
     pub sharing: bool,
     /// The order of the work.
     pub order: Order,
-    /// At most this many contractions per vector (stage).
+    /// At most this many contractions per vector (stage). Vectors are as wide as this allows
+    /// without raising the plan's peak of live bytes (see `stages.rs`), so some are narrower.
     pub vector_size: usize,
 }
 
