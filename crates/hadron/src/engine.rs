@@ -263,10 +263,26 @@ impl<B: Backend> Engine<B> {
         b: ObjectId,
         pairs: &TracePairs,
     ) -> Result<Complex64> {
+        let v = MatrixView::default();
+        self.trace_with_views(stream, a, v, b, v, pairs)
+    }
+
+    /// [`Engine::trace`] with A's and B's components seen through `a_view` and `b_view`
+    /// (a baryon's `N x N²` or `N² x N`): A's view must be `m x k` and B's `k x m`. The
+    /// scratch object holds `pairs · m` numbers.
+    pub fn trace_with_views(
+        &mut self,
+        stream: usize,
+        a: ObjectId,
+        a_view: MatrixView,
+        b: ObjectId,
+        b_view: MatrixView,
+        pairs: &TracePairs,
+    ) -> Result<Complex64> {
         let (sa, sb) = (self.shape(a)?, self.shape(b)?);
         pairs.check(sa.spins(), sb.spins())?;
-        let (m, k) = sa.matrix(MatrixView::default())?;
-        let (kb, mb) = sb.matrix(MatrixView::default())?;
+        let (m, k) = sa.matrix(a_view)?;
+        let (kb, mb) = sb.matrix(b_view)?;
         if (kb, mb) != (k, m) {
             return Err(HadronError::ShapeMismatch(format!(
                 "a trace needs A m x k and B k x m; A is {m} x {k} and B is {kb} x {mb}"
