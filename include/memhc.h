@@ -388,7 +388,8 @@ memhc_status memhc_last_error_copy(char *buf, size_t capacity, size_t *needed);
 // components, each a dense tensor of dimensions `dims[0] x ... x dims[rank-1]` (a meson:
 // `spins` 16, `dims` {N, N}; a baryon: {N, N, N}), its `len` elements in `data` in packed
 // order: component after component, each row-major (C order); `len` must be exactly
-// `spins * dims[0] * ... * dims[rank-1]` (else `MEMHC_STATUS_SIZE_MISMATCH`).
+// `spins * dims[0] * ... * dims[rank-1]` (else `MEMHC_STATUS_SIZE_MISMATCH`). `rank` is 1
+// to 8 and no dimension is 0 (else `MEMHC_STATUS_INVALID_ARGUMENT`).
 //
 // Ownership: the data is copied before the call returns; the caller may free or reuse
 // `data` and `dims` at once (memhc never borrows a caller's buffer beyond a call). The copy

@@ -146,6 +146,20 @@ fn a_backend_or_output_this_build_lacks_is_one_line() {
         Some(("o.json", &ok)),
         "unknown extension",
     );
+    // Refused before anything runs: no table, no file.
+    std::fs::write(d.join("o.json"), &ok).unwrap();
+    let out = memhc()
+        .args(["run", "--out", bad_out.to_str().unwrap()])
+        .arg(d.join("o.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(!bad_out.exists());
     if !cfg!(feature = "hdf5") {
         let h5 = d.join("x.h5");
         one_line_exit_2(

@@ -26,7 +26,7 @@ use memhc_core::{Access, Backend, Complex64, Launch, Layout, ObjectId, Runtime};
 
 use crate::contraction::{Contraction, Plan};
 use crate::error::{HadronError, Result};
-use crate::mapping::{Term, strided};
+use crate::mapping::{Layer, Term};
 use crate::node::{HadronNode, NodeShape};
 use crate::rowmajor::{RowMajorProduct, trace_row_item, trace_row_shape};
 use crate::trace::TracePairs;
@@ -197,10 +197,9 @@ impl<B: Backend> Engine<B> {
         let uncovered = c.mapping.uncovered();
         let product = RowMajorProduct::new(plan.m, plan.n, plan.k);
         self.rt.launch(stream, &list, |l| {
-            let mut items = Vec::new();
             for (i, layer) in layers.iter().enumerate() {
                 let p = product.accumulating(i > 0);
-                products(l, &p, &slots, plan, layer, slots.out, &mut items)?;
+                products(l, &p, &slots, plan, layer, slots.out)?;
             }
             zero(l, slots.out, plan, uncovered)
         })?;
@@ -222,22 +221,16 @@ impl<B: Backend> Engine<B> {
         let tmp_slot = slots.out + 1;
         let by_output = c.mapping.terms_by_output();
         let product = RowMajorProduct::new(plan.m, plan.n, plan.k);
-        let launched = self.rt.launch(stream, &list, |l| {
-            // Every product into its own temporary component: term i into component i.
-            let numbered: Vec<Term> = terms
+        // Every product into its own temporary component: term i into component i.
+        let numbered = Layer::new(
+            terms
                 .iter()
                 .enumerate()
                 .map(|(i, t)| Term::new(i, t.a, t.b))
-                .collect();
-            products(
-                l,
-                &product,
-                &slots,
-                plan,
-                &numbered,
-                tmp_slot,
-                &mut Vec::new(),
-            )?;
+                .collect(),
+        );
+        let launched = self.rt.launch(stream, &list, |l| {
+            products(l, &product, &slots, plan, &numbered, tmp_slot)?;
             accumulate(l, slots.out, tmp_slot, &by_output)
         });
         let released = self.rt.release(tmp);
@@ -270,10 +263,26 @@ impl<B: Backend> Engine<B> {
         b: ObjectId,
         pairs: &TracePairs,
     ) -> Result<Complex64> {
+        let v = MatrixView::default();
+        self.trace_with_views(stream, a, v, b, v, pairs)
+    }
+
+    /// [`Engine::trace`] with A's and B's components seen through `a_view` and `b_view`
+    /// (a baryon's `N x N²` or `N² x N`): A's view must be `m x k` and B's `k x m`. The
+    /// scratch object holds `pairs · m` numbers.
+    pub fn trace_with_views(
+        &mut self,
+        stream: usize,
+        a: ObjectId,
+        a_view: MatrixView,
+        b: ObjectId,
+        b_view: MatrixView,
+        pairs: &TracePairs,
+    ) -> Result<Complex64> {
         let (sa, sb) = (self.shape(a)?, self.shape(b)?);
         pairs.check(sa.spins(), sb.spins())?;
-        let (m, k) = sa.matrix(MatrixView::default())?;
-        let (kb, mb) = sb.matrix(MatrixView::default())?;
+        let (m, k) = sa.matrix(a_view)?;
+        let (kb, mb) = sb.matrix(b_view)?;
         if (kb, mb) != (k, m) {
             return Err(HadronError::ShapeMismatch(format!(
                 "a trace needs A m x k and B k x m; A is {m} x {k} and B is {kb} x {mb}"
@@ -328,44 +337,44 @@ impl<B: Backend> Engine<B> {
     }
 }
 
-/// Enqueues `p` for every term, term `t` writing component `t.out` of launch object
-/// `target`: one strided batch when the terms advance by constant spin steps and every object
-/// is packed (one buffer), else one pointer-array batch, its items built in `items` (a list
-/// the caller reuses from one batch to the next).
-fn products<'r, B: Backend>(
-    l: &Launch<'r, B>,
+/// Enqueues `p` for every term of `layer`, term `t` writing component `t.out` of launch
+/// object `target`: one strided batch when the terms advance by constant spin steps and every
+/// object is packed (one buffer), else one batch by component (the layer's table).
+fn products<B: Backend>(
+    l: &Launch<'_, B>,
     p: &RowMajorProduct,
     slots: &Slots,
     plan: &Plan,
-    terms: &[Term],
+    layer: &Layer,
     target: usize,
-    items: &mut Vec<GemmItem<'r, B::Buffer>>,
 ) -> memhc_core::Result<()> {
-    let Some(first) = terms.first() else {
+    if layer.terms().is_empty() {
         return Ok(());
-    };
-    let mut packed = true;
-    for slot in [slots.a, slots.b, target] {
-        packed &= l.contiguous(slot)?.is_some();
     }
-    if let (true, Some(st)) = (packed, strided(terms)) {
-        let batch = StridedBatch {
-            // The operand swap: BLAS's A is our B, BLAS's B is our A (see `rowmajor`).
-            a: l.component(slots.b, first.b)?,
-            stride_a: st.step.2 * plan.b_elems,
-            b: l.component(slots.a, first.a)?,
-            stride_b: st.step.1 * plan.a_elems,
-            c: l.component(target, first.out)?,
-            stride_c: st.step.0 * plan.out_elems(),
-            count: st.count,
-        };
-        return l.gemm_strided_batched(&p.shape, &batch);
+    if let Some(st) = layer.strided() {
+        let mut packed = true;
+        for slot in [slots.a, slots.b, target] {
+            packed &= l.contiguous(slot)?.is_some();
+        }
+        if packed {
+            let first = st.first;
+            let batch = StridedBatch {
+                // The operand swap: BLAS's A is our B, BLAS's B is our A (see `rowmajor`).
+                a: l.component(slots.b, first.b)?,
+                stride_a: st.step.2 * plan.b_elems,
+                b: l.component(slots.a, first.a)?,
+                stride_b: st.step.1 * plan.a_elems,
+                c: l.component(target, first.out)?,
+                stride_c: st.step.0 * plan.out_elems(),
+                count: st.count,
+            };
+            return l.gemm_strided_batched(&p.shape, &batch);
+        }
     }
-    l.gemm_batched_components(
+    l.gemm_components(
         &p.shape,
         p.operands(slots.a, slots.b, target),
-        terms.iter().map(|t| p.operands(t.a, t.b, t.out)),
-        items,
+        layer.table(),
     )
 }
 

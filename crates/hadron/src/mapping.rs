@@ -14,6 +14,7 @@ use std::collections::HashSet;
 
 use crate::error::{HadronError, Operand, Result};
 
+pub use crate::layer::{Layer, Strided, strided};
 pub use crate::term::Term;
 
 /// A validated spin mapping. See the [module documentation](self).
@@ -22,9 +23,12 @@ pub struct SpinMapping {
     out_spins: usize,
     terms: Vec<Term>,
     /// [`SpinMapping::layers`], worked out once (every contraction uses them).
-    layers: Vec<Vec<Term>>,
+    layers: Vec<Layer>,
     /// [`SpinMapping::uncovered`], worked out once.
     uncovered: Vec<usize>,
+    /// The spins of A and B the terms reach (largest index plus one), so that
+    /// [`SpinMapping::check_inputs`] is O(1) when the inputs are large enough.
+    reach: (usize, usize),
 }
 
 impl SpinMapping {
@@ -65,10 +69,14 @@ impl SpinMapping {
             layers[l].push(*t);
         }
         let uncovered = (0..out_spins).filter(|&s| seen[s] == 0).collect();
+        let reach = terms
+            .iter()
+            .fold((0, 0), |(a, b), t| (a.max(t.a + 1), b.max(t.b + 1)));
         SpinMapping {
+            reach,
             out_spins,
             terms,
-            layers,
+            layers: layers.into_iter().map(Layer::new).collect(),
             uncovered,
         }
     }
@@ -112,8 +120,12 @@ impl SpinMapping {
         &self.terms
     }
 
-    /// Checks the input indices against inputs of `a_spins` and `b_spins` spins.
+    /// Checks the input indices against inputs of `a_spins` and `b_spins` spins: in O(1) when
+    /// they are in range, else the first term out of range is named.
     pub fn check_inputs(&self, a_spins: usize, b_spins: usize) -> Result<()> {
+        if self.reach.0 <= a_spins && self.reach.1 <= b_spins {
+            return Ok(());
+        }
         for t in &self.terms {
             if t.a >= a_spins {
                 return Err(HadronError::SpinOutOfRange {
@@ -135,8 +147,9 @@ impl SpinMapping {
 
     /// The terms split into layers in which each output appears at most once: layer `l` holds
     /// the `l`-th term (in accumulation order) of every output that has one. Every output of a
-    /// layer `l > 0` also appears in layer 0, so layer 0 is every output's first.
-    pub fn layers(&self) -> &[Vec<Term>] {
+    /// layer `l > 0` also appears in layer 0, so layer 0 is every output's first. Each layer
+    /// carries how it runs ([`Layer::strided`], [`Layer::table`]).
+    pub fn layers(&self) -> &[Layer] {
         &self.layers
     }
 
@@ -153,44 +166,6 @@ impl SpinMapping {
         }
         by
     }
-}
-
-/// Items in a form a strided batch can express: item `i` uses spins `first + i * step` of the
-/// output, A and B.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Strided {
-    /// The first term.
-    pub first: Term,
-    /// Spin steps between consecutive items, for the output, A and B.
-    pub step: (usize, usize, usize),
-    /// Number of items.
-    pub count: usize,
-}
-
-/// Whether `terms` (in order) advance by constant, non-negative spin steps, so that one
-/// strided batch can run them; `None` otherwise (and for fewer than two terms).
-pub fn strided(terms: &[Term]) -> Option<Strided> {
-    let (first, second) = (terms.first()?, terms.get(1)?);
-    let step = (
-        second.out.checked_sub(first.out)?,
-        second.a.checked_sub(first.a)?,
-        second.b.checked_sub(first.b)?,
-    );
-    if step.0 == 0 {
-        return None; // two items writing one output
-    }
-    let regular = terms.iter().enumerate().all(|(i, t)| {
-        *t == Term::new(
-            first.out + i * step.0,
-            first.a + i * step.1,
-            first.b + i * step.2,
-        )
-    });
-    regular.then_some(Strided {
-        first: *first,
-        step,
-        count: terms.len(),
-    })
 }
 
 #[cfg(test)]
@@ -211,9 +186,9 @@ mod tests {
         assert_eq!(first, vec![(0, 0), (1, 4), (2, 8), (3, 12)]);
         let layers = m.layers();
         assert_eq!(layers.len(), 4);
-        assert!(layers.iter().all(|l| l.len() == 16));
+        assert!(layers.iter().all(|l| l.terms().len() == 16));
         for l in layers {
-            let outs: HashSet<_> = l.iter().map(|t| t.out).collect();
+            let outs: HashSet<_> = l.terms().iter().map(|t| t.out).collect();
             assert_eq!(outs.len(), 16, "an output twice in one layer");
         }
         assert!(m.uncovered().is_empty());
@@ -242,8 +217,8 @@ mod tests {
         .unwrap();
         let layers = m.layers();
         assert_eq!(layers.len(), 3);
-        assert_eq!(layers[0], vec![Term::new(3, 0, 1), Term::new(0, 2, 2)]);
-        assert_eq!(layers[2], vec![Term::new(3, 2, 2)]);
+        assert_eq!(layers[0].terms(), [Term::new(3, 0, 1), Term::new(0, 2, 2)]);
+        assert_eq!(layers[2].terms(), [Term::new(3, 2, 2)]);
         assert_eq!(m.uncovered(), vec![1, 2, 4]);
         assert_eq!(m.terms_by_output()[3], vec![0, 2, 3]);
         assert!(matches!(
@@ -270,10 +245,10 @@ mod tests {
     }
 
     #[test]
-    fn strided_detection() {
+    fn regular_layers_are_strided() {
         let d = SpinMapping::diagonal(4).unwrap();
         assert_eq!(
-            strided(&d.layers()[0]),
+            d.layers()[0].strided(),
             Some(Strided {
                 first: Term::new(0, 0, 0),
                 step: (1, 1, 1),
@@ -281,11 +256,6 @@ mod tests {
             })
         );
         let m = SpinMapping::meson4x4();
-        assert_eq!(strided(&m.layers()[0]), None);
-        assert_eq!(
-            strided(&[Term::new(0, 3, 1), Term::new(2, 3, 5)]).map(|s| s.step),
-            Some((2, 0, 4))
-        );
-        assert_eq!(strided(&[Term::new(0, 0, 0)]), None);
+        assert_eq!(m.layers()[0].strided(), None);
     }
 }

@@ -15,24 +15,44 @@ use crate::error::{HadronError, Result};
 use crate::view::MatrixView;
 use memhc_core::Layout;
 
+/// The most dimensions a component may have (a meson's have 2, a baryon's 3).
+pub const MAX_RANK: usize = 8;
+
 /// The shape of a node: its number of spins and the dimensions of each component.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+///
+/// It is a plain value (no heap): every contraction reads the shapes of its three nodes, and
+/// at hundreds of thousands of nodes a pointer to chase per shape is a cache miss each time.
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub struct NodeShape {
     spins: usize,
-    dims: Vec<usize>,
+    rank: usize,
+    /// The dimensions, then zeros.
+    dims: [usize; MAX_RANK],
+}
+
+impl std::fmt::Debug for NodeShape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NodeShape")
+            .field("spins", &self.spins)
+            .field("dims", &self.dims())
+            .finish()
+    }
 }
 
 impl NodeShape {
-    /// `spins` components of shape `dims` (at least one dimension; all non-zero).
+    /// `spins` components of shape `dims` (one to [`MAX_RANK`] dimensions; all non-zero).
     pub fn new(spins: usize, dims: &[usize]) -> Result<Self> {
-        if spins == 0 || dims.is_empty() || dims.contains(&0) {
+        if spins == 0 || dims.is_empty() || dims.len() > MAX_RANK || dims.contains(&0) {
             return Err(HadronError::BadNode(format!(
-                "{spins} spins of shape {dims:?}: needs at least one spin and one dimension, none zero"
+                "{spins} spins of shape {dims:?}: needs at least one spin and one to {MAX_RANK} dimensions, none zero"
             )));
         }
+        let mut inline = [0; MAX_RANK];
+        inline[..dims.len()].copy_from_slice(dims);
         let shape = NodeShape {
             spins,
-            dims: dims.to_vec(),
+            rank: dims.len(),
+            dims: inline,
         };
         shape.layout()?;
         Ok(shape)
@@ -50,33 +70,35 @@ impl NodeShape {
 
     /// Dimensions of one component.
     pub fn dims(&self) -> &[usize] {
-        &self.dims
+        &self.dims[..self.rank]
     }
 
     /// Elements of one component.
     pub fn component_elems(&self) -> usize {
-        self.dims.iter().product()
+        self.dims().iter().product()
     }
 
     /// The runtime layout: `spins` components of `component_elems` elements.
     pub fn layout(&self) -> Result<Layout> {
         let elems = self
-            .dims
+            .dims()
             .iter()
             .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-            .ok_or_else(|| HadronError::BadNode(format!("component {:?} overflows", self.dims)))?;
+            .ok_or_else(|| {
+                HadronError::BadNode(format!("component {:?} overflows", self.dims()))
+            })?;
         Ok(Layout::new(self.spins, elems)?)
     }
 
     /// Rows and columns of a component seen through `view`.
     pub fn matrix(&self, view: MatrixView) -> Result<(usize, usize)> {
-        view.rows_cols(&self.dims)
+        view.rows_cols(self.dims())
     }
 
     /// The array shape `(spins, d0, d1, ...)`.
     pub fn array_shape(&self) -> Vec<usize> {
         std::iter::once(self.spins)
-            .chain(self.dims.iter().copied())
+            .chain(self.dims().iter().copied())
             .collect()
     }
 }
@@ -145,9 +167,12 @@ impl HadronNode {
     /// The node's shape.
     pub fn shape(&self) -> NodeShape {
         let s = self.data.shape();
+        let mut dims = [0; MAX_RANK];
+        dims[..s.len() - 1].copy_from_slice(&s[1..]);
         NodeShape {
             spins: s[0],
-            dims: s[1..].to_vec(),
+            rank: s.len() - 1,
+            dims,
         }
     }
 
@@ -233,5 +258,20 @@ mod tests {
         assert!(NodeShape::new(2, &[2, 0]).is_err());
         assert!(HadronNode::from_vec(&NodeShape::meson(2).unwrap(), vec![]).is_err());
         assert!(HadronNode::new(ArrayD::zeros(IxDyn(&[4]))).is_err());
+        let deepest = [1; MAX_RANK];
+        let shape = NodeShape::new(3, &deepest).unwrap();
+        assert_eq!(shape.dims(), deepest);
+        let err = NodeShape::new(3, &[1; MAX_RANK + 1])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("one to 8 dimensions"), "{err}");
+        assert!(HadronNode::new(ArrayD::zeros(IxDyn(&[1; MAX_RANK + 2]))).is_err());
+        // The shape of a node is the shape it was made from, however many dimensions.
+        let baryon = NodeShape::new(2, &[3, 4, 5]).unwrap();
+        assert_eq!(HadronNode::zeros(&baryon).shape(), baryon);
+        assert_eq!(
+            format!("{baryon:?}"),
+            "NodeShape { spins: 2, dims: [3, 4, 5] }"
+        );
     }
 }

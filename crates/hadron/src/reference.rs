@@ -34,11 +34,23 @@ pub fn contract(
 
 /// `Σ_(a, b) in pairs Σ_i Σ_j A[a][i, j] B[b][j, i]`, by plain loops (default views).
 pub fn trace(a: &HadronNode, b: &HadronNode, pairs: &TracePairs) -> Result<Complex64> {
+    let v = MatrixView::default();
+    trace_with_views(a, v, b, v, pairs)
+}
+
+/// [`trace`] with A's and B's components seen through `a_view` and `b_view`.
+pub fn trace_with_views(
+    a: &HadronNode,
+    a_view: MatrixView,
+    b: &HadronNode,
+    b_view: MatrixView,
+    pairs: &TracePairs,
+) -> Result<Complex64> {
     pairs.check(a.spins(), b.spins())?;
     let mut total = Complex64::new(0.0, 0.0);
     for &(sa, sb) in pairs.pairs() {
-        let x = a.matrix(sa, MatrixView::default())?;
-        let y = b.matrix(sb, MatrixView::default())?;
+        let x = a.matrix(sa, a_view)?;
+        let y = b.matrix(sb, b_view)?;
         let (m, k) = x.dim();
         if y.dim() != (k, m) {
             return Err(crate::HadronError::ShapeMismatch(format!(

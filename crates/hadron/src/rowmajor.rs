@@ -56,8 +56,14 @@ impl RowMajorProduct {
     /// Anything said of the row-major `a`, `b` and `c` of `c = a · b` (where they are, which
     /// object or component holds them), in the backend's operand order: `(b, a, c)`.
     pub fn operands<T>(&self, a: T, b: T, c: T) -> (T, T, T) {
-        (b, a, c)
+        blas_order(a, b, c)
     }
+}
+
+/// Anything said of the row-major `a`, `b` and `c` of `c = a · b`, in the backend's operand
+/// order: `(b, a, c)` (see the [module documentation](self)).
+pub fn blas_order<T>(a: T, b: T, c: T) -> (T, T, T) {
+    (b, a, c)
 }
 
 /// The GEMM for one row of a trace: `Σ_j A[i,j] B[j,i]` for row-major `A: m x k` and

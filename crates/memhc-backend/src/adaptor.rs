@@ -8,6 +8,7 @@
 //! ([`Call`]). Stream and event creation, queries, synchronisation, pinned host allocation and
 //! memory advice are forwarded without a hook.
 
+use crate::components::ComponentBatch;
 use crate::gemm::{GeamShape, GemmItem, GemmShape, StridedBatch};
 use crate::{Backend, BackendError, BackendOp, DeviceMemory, Location, MemInfo};
 
@@ -283,6 +284,19 @@ impl<B: Backend, H: Hooks> Backend for Adaptor<B, H> {
             items: batch.count,
         };
         self.hooked(call, |b| b.gemm_strided_batched(stream, shape, batch))
+    }
+
+    fn gemm_components(
+        &self,
+        stream: &Self::Stream,
+        shape: &GemmShape,
+        batch: &ComponentBatch<'_, Self::Buffer>,
+    ) -> Result<(), BackendError> {
+        let call = Call::Gemm {
+            item_flops: shape.flops(),
+            items: batch.table.len(),
+        };
+        self.hooked(call, |b| b.gemm_components(stream, shape, batch))
     }
 
     fn supports_managed(&self) -> bool {

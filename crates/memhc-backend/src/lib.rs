@@ -40,11 +40,13 @@
 //!   copy and GEMM batch started and ended on its stream ([`timeline`]), so that the overlap of
 //!   copies with compute can be measured.
 //!
-//! The GEMM descriptions and their validation are in [`gemm`].
+//! The GEMM descriptions and their validation are in [`gemm`]; batches given by component
+//! index, the form a hadron contraction takes, in [`components`].
 
 #![forbid(unsafe_code)]
 
 pub mod adaptor;
+pub mod components;
 pub mod error;
 pub mod fault;
 pub mod gemm;
@@ -54,6 +56,7 @@ pub mod timeline;
 
 use num_complex::Complex64;
 
+use components::{ComponentBatch, validate_components};
 pub use error::{BackendError, BackendOp};
 use gemm::{GeamShape, GemmItem, GemmShape, StridedBatch};
 use timeline::WorkSpan;
@@ -224,6 +227,23 @@ pub trait Backend {
         shape: &GemmShape,
         batch: &StridedBatch<'_, Self::Buffer>,
     ) -> Result<(), BackendError>;
+
+    /// Enqueues a batch of GEMMs given by component index ([`components`]): one call, as
+    /// [`Backend::gemm_batched`] of the batch's items would be, with the same errors. The
+    /// provided method checks the batch ([`validate_components`]), expands the items into a
+    /// pointer array and calls [`Backend::gemm_batched`]; a backend that can use the form
+    /// directly (check it in O(1), build its pointer table without the intermediate list)
+    /// overrides it.
+    fn gemm_components(
+        &self,
+        stream: &Self::Stream,
+        shape: &GemmShape,
+        batch: &ComponentBatch<'_, Self::Buffer>,
+    ) -> Result<(), BackendError> {
+        validate_components(shape, batch)?;
+        let items: Vec<GemmItem<'_, Self::Buffer>> = batch.items().collect();
+        self.gemm_batched(stream, shape, &items)
+    }
 
     /// Whether the backend has managed (unified) memory. The provided managed-memory methods
     /// say it has none and return [`BackendError::Unsupported`].

@@ -87,6 +87,7 @@ pub fn to_file(g: &Generated, options: &FileOptions) -> CorrFile {
                     nodes: l.iter().map(|&n| ids[n].clone()).collect(),
                     mappings: None,
                     trace: None,
+                    views: None,
                 })
                 .collect(),
         })

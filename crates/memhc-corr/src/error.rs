@@ -32,6 +32,9 @@ pub enum Problem {
     /// shape for its mapping.
     #[error("mismatched dims: {0}")]
     MismatchedDims(String),
+    /// A matrix view that a node's rank does not have, or a list of views of the wrong length.
+    #[error("bad view: {0}")]
+    BadView(String),
     /// A spin mapping or trace pairing that is not valid for its nodes.
     #[error("bad spin mapping: {0}")]
     BadSpinMapping(String),

@@ -53,7 +53,7 @@ pub enum NodeKind {
     /// Rank-2 components (`rows x cols`).
     #[default]
     Meson,
-    /// Rank-3 components (`N x N x N`); not supported by the planner yet.
+    /// Rank-3 components (`N x N x N`), contracted through matrix views (`N x N²`, `N² x N`).
     Baryon,
 }
 
@@ -74,7 +74,7 @@ pub struct NodeSpec {
     pub kind: NodeKind,
     /// Number of spin components (16 for a full-spin meson).
     pub spins: usize,
-    /// Dimensions of one component: `[rows, cols]` for a meson.
+    /// Dimensions of one component: `[rows, cols]` for a meson, `[N, N, N]` for a baryon.
     pub dims: Vec<usize>,
     /// The time slice (metadata).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -175,6 +175,10 @@ pub struct LoopSpec {
     /// The pairs that close the loop; `None`: `meson4x4`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<PairsSpec>,
+    /// The matrix view of each node's components, one per node: how many leading dimensions
+    /// form the rows (a baryon's `1`: `N x N²`, `2`: `N² x N`). `None`: all `1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub views: Option<Vec<usize>>,
 }
 
 impl LoopSpec {
@@ -184,7 +188,14 @@ impl LoopSpec {
             nodes: nodes.iter().map(|s| (*s).to_owned()).collect(),
             mappings: None,
             trace: None,
+            views: None,
         }
+    }
+
+    /// The same loop with a view per node (see [`LoopSpec::views`]).
+    pub fn with_views(mut self, views: &[usize]) -> Self {
+        self.views = Some(views.to_vec());
+        self
     }
 }
 
@@ -279,7 +290,8 @@ mod tests {
                      "data": {"hdf5": {"file": "x.h5", "dataset": "/t3/b"}}},
                     {"id": "c", "spins": 2, "dims": [2, 2], "data": {"npy": "c.npy"}}],
           "graphs": [{"id": "g", "coefficient": [0.5, -1], "loops": [
-              {"nodes": ["a", "c", "c"], "mappings": ["meson4x4"], "trace": [[0, 1]]}]}],
+              {"nodes": ["a", "c", "c"], "mappings": ["meson4x4"], "trace": [[0, 1]],
+               "views": [1, 1, 1]}]}],
           "correlators": [{"name": "C", "keys": {"irrep": "A1"},
               "times": [{"source": 0, "sink": 3, "graphs": ["g"]}]}]}"#;
         let f: CorrFile = serde_json::from_str(text).unwrap();
@@ -293,6 +305,7 @@ mod tests {
             Some(vec![MappingSpec::Named("meson4x4".into())])
         );
         assert_eq!(l.trace, Some(PairsSpec::Pairs(vec![[0, 1]])));
+        assert_eq!(l.views, Some(vec![1, 1, 1]));
         let back: CorrFile = serde_json::from_str(&serde_json::to_string(&f).unwrap()).unwrap();
         assert_eq!(back, f);
         assert!(serde_json::from_str::<CorrFile>(&text.replace("\"time\"", "\"tim\"")).is_err());

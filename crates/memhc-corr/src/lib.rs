@@ -18,12 +18,15 @@
 //!
 //! **The plan** ([`plan()`], [`PlanOptions`], [`Plan`]): each loop's reduction order chosen by
 //! a cost model (flops, then intermediate bytes, amortised over the loops that share a
-//! product); identical partial products and traces found through canonical keys (node
+//! product); identical partial products and traces found through canonical keys (factor
 //! sequences for products, by associativity; least rotations for traces, by cyclicity; never
-//! reversals) and computed once; a greedy order that keeps shared work together; stages of
-//! independent contractions; a release after every object's last use; the exact future for
-//! Belady; and a [`PlanReport`] (contractions before and after sharing, flops, peak bytes in
-//! the planner's order and in the file's).
+//! reversals; a factor is a node and the matrix view it is seen through, so baryons are
+//! planned like mesons) and computed once; a memory-aware order (list schedules, one time
+//! pair at a time, that keep the peak of live bytes low); stages of independent
+//! contractions, as wide as that peak allows; a release after every object's last use; the
+//! exact future for Belady; and a [`PlanReport`] (contractions before and after sharing,
+//! flops, the peak of live bytes in the planner's order and in the file's, and the device
+//! peak with the runtime's free pool, both exactly what the runtime holds).
 //!
 //! **The run** ([`run()`]): the plan on a [`hadron::Engine`] over any backend, policy and mode;
 //! the traces' values assembled into [`Correlators`], written as JSON, CSV or (feature `hdf5`)

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use hadron::{HadronNode, NodeShape, SpinMapping, TracePairs};
+use hadron::{HadronNode, MatrixView, NodeShape, SpinMapping, TracePairs};
 use num_complex::Complex64;
 
 use crate::error::Result;
@@ -39,7 +39,8 @@ impl Node {
 #[derive(Clone, Debug, PartialEq)]
 pub enum LoopKind {
     /// Every product `meson4x4`, closed by the `meson4x4` trace: a trace of a product of
-    /// `4r x 4c` matrices, which may be re-associated and rotated.
+    /// `4r x 4c` matrices (each node's components seen as `r x c` through its view), which may
+    /// be re-associated and rotated.
     Meson,
     /// Explicit mappings (one per contraction, `nodes.len() - 2`) and pairs, evaluated left to
     /// right as written.
@@ -51,11 +52,14 @@ pub enum LoopKind {
     },
 }
 
-/// One loop: node indices around it and how it is contracted.
+/// One loop: node indices around it, the view each is seen through, and how it is contracted.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Loop {
     /// Indices into [`Model::nodes`], in order around the loop.
     pub nodes: Vec<usize>,
+    /// The matrix view of each node's components, one per node (a meson's is the default;
+    /// a baryon's `N x N²` or `N² x N`).
+    pub views: Vec<MatrixView>,
     /// Meson or explicit.
     pub kind: LoopKind,
 }

@@ -1,9 +1,9 @@
 //! The correlators of a model computed by the independent reference,
-//! [`hadron::dense`]: graph by graph, loop by loop, as plain dense products and traces, with
-//! no sharing, no cache, no planner and no runtime.
+//! [`hadron::dense`]: graph by graph, loop by loop, as plain dense products and traces (every
+//! node through its view), with no sharing, no cache, no planner and no runtime.
 
 use hadron::HadronNode;
-use hadron::dense::{LoopSpins, graph_value};
+use hadron::dense::{Factor, LoopSpins, graph_value_with_views};
 use num_complex::Complex64;
 
 use crate::error::Result;
@@ -34,10 +34,11 @@ pub fn correlators(model: &Model) -> Result<Correlators> {
         }
         let mut loops = Vec::with_capacity(graph.loops.len());
         for (lp, refs) in graph.loops.iter().zip(&mapping_refs) {
-            let nodes: Vec<&HadronNode> = lp
+            let nodes: Vec<Factor<'_>> = lp
                 .nodes
                 .iter()
-                .filter_map(|&n| values[n].as_ref())
+                .zip(&lp.views)
+                .filter_map(|(&n, &v)| values[n].as_ref().map(|x| (x, v)))
                 .collect();
             let spins = match &lp.kind {
                 LoopKind::Meson => LoopSpins::Meson,
@@ -48,7 +49,7 @@ pub fn correlators(model: &Model) -> Result<Correlators> {
             };
             loops.push((nodes, spins));
         }
-        graph_values[g] = graph_value(graph.coefficient, &loops)?;
+        graph_values[g] = graph_value_with_views(graph.coefficient, &loops)?;
     }
     Ok(Correlators::from_graph_values(model, &graph_values))
 }

@@ -81,7 +81,8 @@ pub fn run<B: Backend>(
         members.clear();
         for &p in &stage.contractions {
             let pr = &plan.products[p];
-            let c = Contraction::new(id(pr.a)?, id(pr.b)?, pr.mapping.clone());
+            let c = Contraction::new(id(pr.a)?, id(pr.b)?, pr.mapping.clone())
+                .with_views(pr.a_view, pr.b_view);
             members.extend([c.a, c.b]);
             vector.push((c, id(Operand::Product(p))?));
         }
@@ -93,7 +94,8 @@ pub fn run<B: Backend>(
         }
         for &t in &stage.traces {
             let tr = &plan.traces[t];
-            values[t] = engine.trace(0, id(tr.a)?, id(tr.b)?, &tr.pairs)?;
+            let (a, b) = (id(tr.a)?, id(tr.b)?);
+            values[t] = engine.trace_with_views(0, a, tr.a_view, b, tr.b_view, &tr.pairs)?;
         }
         for &op in &stage.release {
             engine.release(id(op)?)?;

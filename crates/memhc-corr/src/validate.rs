@@ -205,14 +205,7 @@ fn one_loop(
         ids.push(i);
     }
     let at = |p: usize| format!("{place}, node {} (position {p})", spec.nodes[p]);
-    for (p, &i) in ids.iter().enumerate() {
-        if file.nodes[i].kind == NodeKind::Baryon {
-            return Err(Invalid::at(
-                at(p),
-                Problem::NotSupported("loops through baryon nodes".into()),
-            ));
-        }
-    }
+    let views = views(place, spec, &ids, nodes, file, &at)?;
     let k = ids.len();
     let named = |m: &MappingSpec| matches!(m, MappingSpec::Named(n) if n == MESON4X4);
     let meson = spec.mappings.as_ref().is_none_or(|m| m.iter().all(named))
@@ -237,16 +230,67 @@ fn one_loop(
         }
     }
     if meson {
-        meson_loop(&ids, nodes, &at)?;
+        meson_loop(&ids, &views, nodes, &at)?;
         return Ok(Loop {
             nodes: ids,
+            views,
             kind: LoopKind::Meson,
         });
     }
-    explicit_loop(place, spec, ids, nodes, &at)
+    explicit_loop(place, spec, ids, views, nodes, &at)
 }
 
-fn meson_loop(ids: &[usize], nodes: &[Node], at: &dyn Fn(usize) -> String) -> Result<(), Invalid> {
+/// The view of each node of a loop: as given (one per node, each a view the node's rank has),
+/// or the default view of every node.
+fn views(
+    place: &str,
+    spec: &LoopSpec,
+    ids: &[usize],
+    nodes: &[Node],
+    file: &CorrFile,
+    at: &dyn Fn(usize) -> String,
+) -> Result<Vec<MatrixView>, Invalid> {
+    let Some(given) = &spec.views else {
+        return Ok(vec![MatrixView::default(); ids.len()]);
+    };
+    if given.len() != ids.len() {
+        return Err(Invalid::at(
+            place,
+            Problem::BadView(format!(
+                "{} views for a loop of {} nodes: one per node",
+                given.len(),
+                ids.len()
+            )),
+        ));
+    }
+    let mut out = Vec::with_capacity(ids.len());
+    for (p, (&split, &i)) in given.iter().zip(ids).enumerate() {
+        let view = MatrixView::split(split);
+        if view.rows_cols(nodes[i].shape.dims()).is_err() {
+            let rank = nodes[i].shape.dims().len();
+            let kind = match file.nodes[i].kind {
+                NodeKind::Meson => "a meson",
+                NodeKind::Baryon => "a baryon",
+            };
+            return Err(Invalid::at(
+                at(p),
+                Problem::BadView(format!(
+                    "view {split} of {kind} with rank-{rank} components: the views are 1 to {}",
+                    rank - 1
+                )),
+            ));
+        }
+        out.push(view);
+    }
+    Ok(out)
+}
+
+fn meson_loop(
+    ids: &[usize],
+    views: &[MatrixView],
+    nodes: &[Node],
+    at: &dyn Fn(usize) -> String,
+) -> Result<(), Invalid> {
     for (p, &i) in ids.iter().enumerate() {
         let s = nodes[i].shape.spins();
         if s != 16 {
@@ -258,10 +302,16 @@ fn meson_loop(ids: &[usize], nodes: &[Node], at: &dyn Fn(usize) -> String) -> Re
             ));
         }
     }
-    let dims = |p: usize| {
-        let d = nodes[ids[p]].shape.dims();
-        (d[0], d[1])
-    };
+    let bad_view = |p: usize, e: HadronError| Invalid::at(at(p), Problem::BadView(e.to_string()));
+    let matrices = (0..ids.len())
+        .map(|p| {
+            nodes[ids[p]]
+                .shape
+                .matrix(views[p])
+                .map_err(|e| bad_view(p, e))
+        })
+        .collect::<Result<Vec<_>, Invalid>>()?;
+    let dims = |p: usize| matrices[p];
     let k = ids.len();
     for p in 1..k {
         let ((r0, c0), (r1, c1)) = (dims(p - 1), dims(p));
@@ -290,6 +340,7 @@ fn explicit_loop(
     place: &str,
     spec: &LoopSpec,
     ids: Vec<usize>,
+    views: Vec<MatrixView>,
     nodes: &[Node],
     at: &dyn Fn(usize) -> String,
 ) -> Result<Loop, Invalid> {
@@ -304,7 +355,8 @@ fn explicit_loop(
     }
     let bad_map = |p: usize, e: String| Invalid::at(at(p), Problem::BadSpinMapping(e));
     let mut mappings = Vec::with_capacity(k - 2);
-    let mut product = nodes[ids[0]].shape.clone();
+    // P_1 is the first node through its view; a product is rank 2, seen plainly.
+    let (mut product, mut product_view) = (nodes[ids[0]].shape.clone(), views[0]);
     let specs = spec.mappings.clone().unwrap_or_default();
     for (j, m) in specs.iter().enumerate() {
         let p = j + 1; // the node multiplied in
@@ -327,8 +379,8 @@ fn explicit_loop(
         let plan = hadron::Plan::new(
             &product,
             &nodes[ids[p]].shape,
-            MatrixView::default(),
-            MatrixView::default(),
+            product_view,
+            views[p],
             &mapping,
         )
         .map_err(|e| match e {
@@ -336,6 +388,7 @@ fn explicit_loop(
             other => bad_map(p, other.to_string()),
         })?;
         product = plan.out;
+        product_view = MatrixView::default();
         mappings.push(mapping);
     }
     let last = k - 1;
@@ -360,8 +413,11 @@ fn explicit_loop(
     trace
         .check(product.spins(), closing.spins())
         .map_err(|e| bad_map(last, format!("trace: {e}")))?;
-    let (m, q) = (product.dims()[0], product.dims()[1]);
-    let (q2, m2) = (closing.dims()[0], closing.dims()[1]);
+    let bad_view = |p: usize, e: HadronError| Invalid::at(at(p), Problem::BadView(e.to_string()));
+    let (m, q) = product
+        .matrix(product_view)
+        .map_err(|e| bad_view(last - 1, e))?;
+    let (q2, m2) = closing.matrix(views[last]).map_err(|e| bad_view(last, e))?;
     if q != q2 {
         return Err(Invalid::at(
             at(last),
@@ -380,6 +436,7 @@ fn explicit_loop(
     }
     Ok(Loop {
         nodes: ids,
+        views,
         kind: LoopKind::Explicit { mappings, trace },
     })
 }

@@ -198,16 +198,6 @@ fn other_format_problems() {
     let mut f = common::shared_file(2);
     f.nodes[3].id = "a".into();
     assert_eq!(check(&f).problem(), Some(&Problem::DuplicateId("a".into())));
-    let mut f = common::shared_file(2);
-    f.nodes[0].kind = memhc_corr::NodeKind::Baryon;
-    f.nodes[0].dims = vec![2, 2, 2];
-    let e = check(&f);
-    assert!(matches!(e.problem(), Some(Problem::NotSupported(_))), "{e}");
-    assert!(
-        e.to_string()
-            .contains("graph box, loop 0, node a (position 0)"),
-        "{e}"
-    );
     let e = parse(
         "{\"format\": \"memhc-corr/1\", \"nodes\": 3}",
         "x.json",
@@ -216,6 +206,57 @@ fn other_format_problems() {
     .unwrap_err();
     assert!(matches!(e, CorrError::Json { .. }), "{e}");
     assert!(e.to_string().starts_with("x.json: line 1 column"), "{e}");
+}
+
+#[test]
+fn baryon_views() {
+    // A baryon seen as N x N² (the default view) before a meson of N x N: its N² columns do
+    // not meet the meson's N rows.
+    let mut f = common::shared_file(2);
+    f.nodes[0].kind = memhc_corr::NodeKind::Baryon;
+    f.nodes[0].dims = vec![2, 2, 2];
+    let e = check(&f);
+    assert!(
+        matches!(e.problem(), Some(Problem::MismatchedDims(_))),
+        "{e}"
+    );
+    assert!(
+        one_line(&e)
+            .starts_with("corr.json: graph box, loop 0, node b (position 1): mismatched dims"),
+        "{e}"
+    );
+    // A view the node's rank does not have.
+    let mut f = common::baryon_file(2);
+    f.graphs[0].loops[0].views = Some(vec![1, 3]);
+    let e = check(&f);
+    assert!(matches!(e.problem(), Some(Problem::BadView(_))), "{e}");
+    assert!(
+        one_line(&e).starts_with("corr.json: graph nn, loop 0, node B2 (position 1): bad view"),
+        "{e}"
+    );
+    let mut f = common::baryon_file(2);
+    f.graphs[2].loops[0].views = Some(vec![1, 2, 2]); // M1 is a meson
+    let e = check(&f);
+    assert!(matches!(e.problem(), Some(Problem::BadView(_))), "{e}");
+    assert!(one_line(&e).contains("node M1 (position 2)"), "{e}");
+    // One view per node.
+    let mut f = common::baryon_file(2);
+    f.graphs[0].loops[0].views = Some(vec![1]);
+    let e = check(&f);
+    assert!(matches!(e.problem(), Some(Problem::BadView(_))), "{e}");
+    assert!(one_line(&e).contains("graph nn, loop 0: bad view"), "{e}");
+    // Views that do not chain: N x N² against N x N².
+    let mut f = common::baryon_file(2);
+    f.graphs[0].loops[0].views = Some(vec![1, 1]);
+    let e = check(&f);
+    assert!(
+        matches!(e.problem(), Some(Problem::MismatchedDims(_))),
+        "{e}"
+    );
+    // A baryon's components are rank 3.
+    let mut f = common::baryon_file(2);
+    f.nodes[0].dims = vec![2, 2];
+    assert!(matches!(check(&f).problem(), Some(Problem::BadShape(_))));
 }
 
 #[test]

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use memhc_backend::components::{ComponentBatch, validate_components};
 use memhc_backend::gemm::{
     GeamShape, GemmItem, GemmShape, StridedBatch, validate_batched, validate_geam, validate_strided,
 };
@@ -125,6 +126,26 @@ impl<D: DeviceApi> GpuBackend<D> {
                 Err(e)
             }
         }
+    }
+
+    /// Uploads a pointer table ([`pointer_table`]) through the stream's staging into the
+    /// stream's device table, in stream order before one pointer-array batched GEMM of
+    /// `table.len() / 3` items.
+    fn pointer_batch(
+        &self,
+        stream: &GpuStream<D>,
+        shape: &GemmShape,
+        table: &[u64],
+    ) -> Result<(), BackendError> {
+        let bytes: Vec<u8> = table.iter().flat_map(|p| p.to_ne_bytes()).collect();
+        stream.with_gear(|gear| {
+            let device_table = stream.table(gear, bytes.len())?;
+            // The table's upload is ordered before the GEMM on the same stream, and the next
+            // upload into it after the GEMM.
+            self.upload(stream, &bytes, device_table, 0)?;
+            let call = BatchedGemm::new(*shape, device_table.address(), table.len() / 3);
+            self.api.gemm_batched(&gear.blas, &call)
+        })
     }
 
     /// Stages `src` through the stream's page-locked buffers, a chunk at a time, and enqueues
@@ -391,8 +412,7 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         }
     }
 
-    /// Uploads the pointer table ([`pointer_table`]) through the stream's staging into the
-    /// stream's device table, in stream order before one pointer-array batched GEMM.
+    /// Checked item by item, then one pointer-array batched GEMM ([`Self::pointer_batch`]).
     fn gemm_batched(
         &self,
         stream: &GpuStream<D>,
@@ -403,18 +423,22 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         if shape.is_empty() || items.is_empty() {
             return Ok(());
         }
-        let bytes: Vec<u8> = pointer_table(items)
-            .iter()
-            .flat_map(|p| p.to_ne_bytes())
-            .collect();
-        stream.with_gear(|gear| {
-            let table = stream.table(gear, bytes.len())?;
-            // The table's upload is ordered before the GEMM on the same stream, and the next
-            // upload into it after the GEMM.
-            self.upload(stream, &bytes, table, 0)?;
-            let call = BatchedGemm::new(*shape, table.address(), items.len());
-            self.api.gemm_batched(&gear.blas, &call)
-        })
+        self.pointer_batch(stream, shape, &pointer_table(items.iter().copied()))
+    }
+
+    /// Checked once by component ([`validate_components`]), the pointer table built straight
+    /// from the strips.
+    fn gemm_components(
+        &self,
+        stream: &GpuStream<D>,
+        shape: &GemmShape,
+        batch: &ComponentBatch<'_, GpuBuffer<D>>,
+    ) -> Result<(), BackendError> {
+        validate_components(shape, batch)?;
+        if shape.is_empty() || batch.table.is_empty() {
+            return Ok(());
+        }
+        self.pointer_batch(stream, shape, &pointer_table(batch.items()))
     }
 
     /// One GEAM per item, under one lock of the stream's handle.

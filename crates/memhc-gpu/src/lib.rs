@@ -150,11 +150,13 @@ pub fn address<M: DeviceMemory>(r: &DeviceRef<'_, M>) -> u64 {
 /// The three pointer arrays of a pointer-array batched GEMM, back to back in one table: the
 /// addresses of every item's A, then of every B, then of every C (`3 * items.len()` entries),
 /// so that one host-to-device copy uploads all three.
-pub fn pointer_table<M: DeviceMemory>(items: &[GemmItem<'_, M>]) -> Vec<u64> {
+pub fn pointer_table<'a, M: DeviceMemory + 'a>(
+    items: impl ExactSizeIterator<Item = GemmItem<'a, M>> + Clone,
+) -> Vec<u64> {
     let mut table = Vec::with_capacity(3 * items.len());
-    table.extend(items.iter().map(|i| address(&i.a)));
-    table.extend(items.iter().map(|i| address(&i.b)));
-    table.extend(items.iter().map(|i| address(&i.c)));
+    table.extend(items.clone().map(|i| address(&i.a)));
+    table.extend(items.clone().map(|i| address(&i.b)));
+    table.extend(items.map(|i| address(&i.c)));
     table
 }
 
@@ -181,7 +183,7 @@ mod tests {
             b: DeviceRef::new(&y, b),
             c: DeviceRef::new(&x, c),
         };
-        let table = pointer_table(&[item(0, 1, 2), item(3, 4, 5)]);
+        let table = pointer_table([item(0, 1, 2), item(3, 4, 5)].into_iter());
         assert_eq!(
             table,
             vec![

@@ -15,6 +15,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use memhc_backend::components::{ComponentBatch, validate_components};
 use memhc_backend::gemm::{
     GeamShape, GemmItem, GemmShape, StridedBatch, validate_batched, validate_geam, validate_strided,
 };
@@ -246,6 +247,15 @@ impl Backend for NullBackend {
         batch: &StridedBatch<'_, NullBuffer>,
     ) -> Result<(), BackendError> {
         validate_strided(shape, batch)
+    }
+
+    fn gemm_components(
+        &self,
+        _: &(),
+        shape: &GemmShape,
+        batch: &ComponentBatch<'_, NullBuffer>,
+    ) -> Result<(), BackendError> {
+        validate_components(shape, batch)
     }
 
     fn supports_managed(&self) -> bool {

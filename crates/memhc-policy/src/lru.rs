@@ -82,6 +82,7 @@ impl<E: VictimEnd> EvictionPolicy for ByRecency<E> {
     }
 
     fn choose_victim(&mut self, view: &dyn ResidentView) -> Option<ObjectId> {
+        self.order.trim();
         if E::NEWEST {
             self.order.newest_first().find(|&id| view.is_evictable(id))
         } else {

@@ -64,6 +64,7 @@ impl EvictionPolicy for PreProtectedLru {
     fn choose_victim(&mut self, view: &dyn ResidentView) -> Option<ObjectId> {
         // Each protected object is moved at most once (it loses its flag), so at most two
         // passes over the queue are needed.
+        self.order.trim();
         loop {
             let candidate = self
                 .order

@@ -11,15 +11,16 @@
 //! Arguments: the number of contractions (4000), the policy (`lru`), `fits` (budget = the
 //! peak without eviction) or `oversub` (budget = peak / 2.5), and optionally the peak in bytes
 //! (which the program prints), to skip the dry run that finds it: that dry run runs the same
-//! code, so a profile of the case alone must not include it. It prints the case's wall time
-//! per contraction.
+//! code, so a profile of the case alone must not include it (`-` finds it), and how repeated
+//! nodes are drawn (`uniform`, the default, or `gaussian`, `recent:K`). It prints the case's
+//! wall time per contraction.
 
 use std::error::Error;
 
 use memhc_core::{Mode, PolicyKind};
 use memhc_host::null::NullBackend;
 use memhc_workload::run::{RunSpec, peak_without_eviction, run};
-use memhc_workload::{SynthParams, generate};
+use memhc_workload::{Dist, SynthParams, generate};
 
 fn main() -> Result<(), Box<dyn Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -31,11 +32,14 @@ fn main() -> Result<(), Box<dyn Error>> {
         vector_size: 16,
         vectors: contractions / 16,
         repeat: 0.5,
+        dist: args
+            .get(4)
+            .map_or(Ok(Dist::Uniform), |s| s.parse::<Dist>())?,
         ..SynthParams::default()
     };
     let workload = generate(&params)?;
     let analysis = workload.analyse()?;
-    let peak = match args.get(3) {
+    let peak = match args.get(3).filter(|p| *p != "-") {
         Some(p) => p.parse()?,
         None => peak_without_eviction(&workload, &analysis)?,
     };

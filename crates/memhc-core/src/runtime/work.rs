@@ -1,6 +1,7 @@
 //! The device side of a launch ([`Launch`]): views of the launch's objects, and the GEMM calls
 //! its work makes, each operand checked against the objects before the backend sees it.
 
+use crate::backend::components::{ComponentBatch, ComponentTable, Strip};
 use crate::backend::gemm::{DeviceRef, GeamShape, GemmItem, GemmShape, StridedBatch};
 use crate::backend::instrumented::Instrumented;
 use crate::backend::{Backend, DeviceMemory, ELEMENT_BYTES};
@@ -150,9 +151,13 @@ struct Packed<'r, B: Backend> {
 }
 
 impl<'r, B: Backend> Packed<'r, B> {
-    /// Where component `c` starts, or `None` past the last component (as [`Components::get`]).
-    fn get(&self, c: usize) -> Option<DeviceRef<'r, B::Buffer>> {
-        (c < self.count).then(|| DeviceRef::new(self.buffer, self.first + c * self.step))
+    /// The components as the backend's [`Strip`].
+    fn strip(&self) -> Strip<'r, B::Buffer> {
+        Strip {
+            start: DeviceRef::new(self.buffer, self.first),
+            stride: self.step,
+            count: self.count,
+        }
     }
 }
 
@@ -359,24 +364,6 @@ impl<'r, B: Backend> Launch<'r, B> {
             self.components(objects.2)?,
         );
         items.clear();
-        if let (Some(pa), Some(pb), Some(pc)) = (a.packed(), b.packed(), c.packed()) {
-            // Packed objects (the usual case): each component's start worked out directly.
-            for (x, y, z) in components {
-                match (pa.get(x), pb.get(y), pc.get(z)) {
-                    (Some(ra), Some(rb), Some(rc)) => items.push(GemmItem {
-                        a: ra,
-                        b: rb,
-                        c: rc,
-                    }),
-                    _ => {
-                        a.component(x)?;
-                        b.component(y)?;
-                        c.component(z)?;
-                    }
-                }
-            }
-            return self.gemm_built(shape, (a, b, c), items);
-        }
         for (x, y, z) in components {
             match (a.get(x), b.get(y), c.get(z)) {
                 (Some(ra), Some(rb), Some(rc)) => items.push(GemmItem {
@@ -395,6 +382,49 @@ impl<'r, B: Backend> Launch<'r, B> {
         self.gemm_built(shape, (a, b, c), items)
     }
 
+    /// Enqueues a batch of products of components given by a table: item `t` takes A, B and
+    /// C at the start of components `table.items()[t]` of the launch's objects `objects`
+    /// (indices in its access list, in the backend's operand order).
+    ///
+    /// The same as [`Launch::gemm_batched_components`] with the table's rows, errors included
+    /// (an index past its object's components is named), but when the three objects are packed
+    /// and no operand spans more than one component, neither the runtime nor the backend looks
+    /// at the items one by one: the table's reach is checked against the objects once, and the
+    /// backend gets the batch by component ([`Backend::gemm_components`]), whose check is O(1).
+    pub fn gemm_components(
+        &self,
+        shape: &GemmShape,
+        objects: (usize, usize, usize),
+        table: &ComponentTable,
+    ) -> Result<()> {
+        let (a, b, c) = (
+            self.components(objects.0)?,
+            self.components(objects.1)?,
+            self.components(objects.2)?,
+        );
+        let direct = match (a.packed(), b.packed(), c.packed()) {
+            (Some(pa), Some(pb), Some(pc)) if inside(shape, (&a, &b, &c)) => Some((pa, pb, pc)),
+            _ => None,
+        };
+        let Some((pa, pb, pc)) = direct else {
+            let rows = table.items().iter().map(|&[x, y, z]| (x, y, z));
+            return self.gemm_batched_components(shape, objects, rows, &mut Vec::new());
+        };
+        for (components, need) in [a, b, c].into_iter().zip(table.needs()) {
+            if need > components.len() {
+                components.component(need - 1)?;
+            }
+        }
+        let batch = ComponentBatch {
+            a: pa.strip(),
+            b: pb.strip(),
+            c: pc.strip(),
+            table,
+        };
+        self.backend.gemm_components(self.stream, shape, &batch)?;
+        Ok(())
+    }
+
     /// Enqueues the items [`Launch::gemm_batched_components`] built from components of
     /// `objects`, checking them one by one only if they may reach out of their objects.
     fn gemm_built(
@@ -407,14 +437,8 @@ impl<'r, B: Backend> Launch<'r, B> {
         ),
         items: &[GemmItem<'r, B::Buffer>],
     ) -> Result<()> {
-        let extents = gemm_extents(shape);
-        let within = |o: &Bound<'r, B>, extent: usize| extent <= o.layout.component_elems();
-        let inside = within(a.object, extents.0)
-            && within(b.object, extents.1)
-            && within(c.object, extents.2)
-            && c.object.access.mode.writes();
-        if !inside {
-            self.check_items(items, extents)?;
+        if !inside(shape, (&a, &b, &c)) {
+            self.check_items(items, gemm_extents(shape))?;
         }
         self.backend.gemm_batched(self.stream, shape, items)?;
         Ok(())
@@ -474,6 +498,25 @@ impl<'r, B: Backend> Launch<'r, B> {
             .gemm_strided_batched(self.stream, shape, batch)?;
         Ok(())
     }
+}
+
+/// Whether every item of `shape` built from components of `a`, `b` and `c` lies in its
+/// object by construction: no operand spans more than one component, and C's object is
+/// written.
+fn inside<B: Backend>(
+    shape: &GemmShape,
+    (a, b, c): (
+        &Components<'_, '_, B>,
+        &Components<'_, '_, B>,
+        &Components<'_, '_, B>,
+    ),
+) -> bool {
+    let extents = gemm_extents(shape);
+    let within = |o: &Bound<'_, B>, extent: usize| extent <= o.layout.component_elems();
+    within(a.object, extents.0)
+        && within(b.object, extents.1)
+        && within(c.object, extents.2)
+        && c.object.access.mode.writes()
 }
 
 /// The elements the A, B and C of one item of `shape` span (0 for an operand not read).

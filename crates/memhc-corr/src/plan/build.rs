@@ -12,13 +12,18 @@
 //! bracketing of each arc, is considered by dynamic programming over the cyclic segments
 //! (`O(k³)`); the cheapest is taken. `k = 2` is one trace, `k = 1` a trace against the
 //! identity. **Explicit loops** are left folds as written, their prefixes shared.
+//!
+//! **Views.** A node enters a loop through the view its components are seen through (a
+//! baryon's `N x N²` or `N² x N`): the pair is a factor ([`keys::Factor`](super::keys)), and
+//! products and traces of nodes carry the views of their node operands (a product is always
+//! rank 2, seen plainly).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use hadron::{MatrixView, NodeShape, SpinMapping, TracePairs};
 
-use super::keys::{MESON, ProductKey, TraceKey, least_rotation, meson_key};
+use super::keys::{Factor, MESON, ProductKey, TraceKey, factor, least_rotation, meson_key};
 use super::{Operand, Product, TraceJob};
 use crate::error::Result;
 use crate::model::{Loop, LoopKind, Model};
@@ -44,8 +49,20 @@ pub(super) struct Builder<'m> {
     mappings: Vec<Arc<SpinMapping>>,
     pairs: Vec<Arc<TracePairs>>,
     identities: Vec<NodeShape>,
-    /// For amortisation: in how many distinct loops each meson node sequence occurs.
-    frequency: HashMap<Vec<u32>, u32>,
+    /// For amortisation: in how many distinct loops each meson factor sequence occurs.
+    frequency: HashMap<Vec<Factor>, u32>,
+}
+
+/// An operand and the view its components are seen through (the default for a product).
+type Viewed = (Operand, MatrixView);
+
+/// The factors of a loop: each node with its view.
+fn factors(lp: &Loop) -> Vec<Factor> {
+    lp.nodes
+        .iter()
+        .zip(&lp.views)
+        .map(|(&n, &v)| factor(n, v))
+        .collect()
 }
 
 impl<'m> Builder<'m> {
@@ -94,14 +111,15 @@ impl<'m> Builder<'m> {
         let mut seen = std::collections::HashSet::new();
         for &g in used {
             for lp in &self.model.graphs[g].loops {
-                if lp.kind != LoopKind::Meson || !seen.insert(least_rotation(&lp.nodes)) {
+                let f = factors(lp);
+                if lp.kind != LoopKind::Meson || !seen.insert(least_rotation(&f)) {
                     continue;
                 }
-                let k = lp.nodes.len();
+                let k = f.len();
                 let mut segments = std::collections::HashSet::new();
                 for i in 0..k {
                     for len in 2..k {
-                        segments.insert(segment(&lp.nodes, i, len));
+                        segments.insert(segment(&f, i, len));
                     }
                 }
                 for s in segments {
@@ -120,27 +138,25 @@ impl<'m> Builder<'m> {
     }
 
     fn one_loop(&mut self, lp: &Loop) -> Result<usize> {
+        let f = factors(lp);
         let key = match &lp.kind {
-            LoopKind::Meson => TraceKey::Meson(least_rotation(&lp.nodes)),
+            LoopKind::Meson => TraceKey::Meson(least_rotation(&f)),
             LoopKind::Explicit { mappings, trace } => {
-                let mut key: ProductKey = vec![(MESON, lp.nodes[0] as u32)];
-                for (m, &n) in mappings.iter().zip(&lp.nodes[1..]) {
+                let mut key: ProductKey = vec![(MESON, f[0].0, f[0].1)];
+                for (m, &(n, v)) in mappings.iter().zip(&f[1..]) {
                     let id = self.mapping_id(m);
-                    key.push((id, n as u32));
+                    key.push((id, n, v));
                 }
                 let pairs = self.pairs_id(trace);
-                let last = lp.nodes[lp.nodes.len() - 1] as u32;
-                TraceKey::Explicit(key, pairs, last)
+                TraceKey::Explicit(key, pairs, f[f.len() - 1])
             }
         };
         if let Some(&t) = self.trace_keys.get(&key).filter(|_| self.sharing) {
             return Ok(t);
         }
         let job = match &lp.kind {
-            LoopKind::Meson => self.meson_loop(&lp.nodes)?,
-            LoopKind::Explicit { mappings, trace } => {
-                self.explicit_loop(&lp.nodes, mappings, trace)?
-            }
+            LoopKind::Meson => self.meson_loop(lp)?,
+            LoopKind::Explicit { mappings, trace } => self.explicit_loop(lp, mappings, trace)?,
         };
         self.traces.push(job);
         let t = self.traces.len() - 1;
@@ -166,25 +182,27 @@ impl<'m> Builder<'m> {
         }) as u32
     }
 
-    fn trace_job(&self, a: Operand, b: Operand, pairs: Arc<TracePairs>) -> TraceJob {
-        let (sa, sb) = (self.shape(a), self.shape(b));
-        let (m, q) = (sa.dims()[0], sa.dims()[1]);
+    fn trace_job(&self, a: Viewed, b: Viewed, pairs: Arc<TracePairs>) -> Result<TraceJob> {
+        let (m, q) = self.shape(a.0).matrix(a.1)?;
         let flops = 8 * (pairs.pairs().len() * m * q) as u64;
-        let _ = sb;
-        TraceJob {
-            a,
-            b,
+        Ok(TraceJob {
+            a: a.0,
+            b: b.0,
+            a_view: a.1,
+            b_view: b.1,
             pairs,
             rows: m,
             flops,
-        }
+        })
     }
 
-    fn meson_loop(&mut self, nodes: &[usize]) -> Result<TraceJob> {
+    fn meson_loop(&mut self, lp: &Loop) -> Result<TraceJob> {
         let meson_pairs = self.pairs[0].clone();
+        let nodes = factors(lp);
+        let node = |p: usize| (Operand::Node(lp.nodes[p]), lp.views[p]);
         let k = nodes.len();
         if k == 1 {
-            let r = self.model.nodes[nodes[0]].shape.dims()[0];
+            let (r, _) = self.dims(nodes[0]);
             let shape = NodeShape::meson(r)?;
             let i = match self.identities.iter().position(|s| *s == shape) {
                 Some(i) => i,
@@ -193,16 +211,13 @@ impl<'m> Builder<'m> {
                     self.identities.len() - 1
                 }
             };
-            return Ok(self.trace_job(Operand::Node(nodes[0]), Operand::Identity(i), meson_pairs));
+            let identity = (Operand::Identity(i), MatrixView::default());
+            return self.trace_job(node(0), identity, meson_pairs);
         }
         if k == 2 {
-            return Ok(self.trace_job(
-                Operand::Node(nodes[0]),
-                Operand::Node(nodes[1]),
-                meson_pairs,
-            ));
+            return self.trace_job(node(0), node(1), meson_pairs);
         }
-        let table = self.segment_costs(nodes);
+        let table = self.segment_costs(&nodes);
         let mut best: Option<(f64, usize, usize)> = None;
         for i in 0..k {
             for len in 1..k {
@@ -213,18 +228,22 @@ impl<'m> Builder<'m> {
             }
         }
         let (_, i, len) = best.unwrap_or((0.0, 0, 1));
-        let x = self.materialise(nodes, &table, i, len)?;
-        let y = self.materialise(nodes, &table, (i + len) % k, k - len)?;
-        Ok(self.trace_job(x, y, meson_pairs))
+        let x = self.materialise(&nodes, &table, i, len)?;
+        let y = self.materialise(&nodes, &table, (i + len) % k, k - len)?;
+        self.trace_job(x, y, meson_pairs)
     }
 
-    fn dims(&self, n: usize) -> (usize, usize) {
-        let d = self.model.nodes[n].shape.dims();
-        (d[0], d[1])
+    /// Rows and columns of a factor's components (its view was checked with the file).
+    fn dims(&self, (n, v): Factor) -> (usize, usize) {
+        let view = MatrixView::split(v as usize);
+        self.model.nodes[n as usize]
+            .shape
+            .matrix(view)
+            .unwrap_or((0, 0))
     }
 
     /// The dynamic programme over the cyclic segments of `nodes`.
-    fn segment_costs(&self, nodes: &[usize]) -> Table {
+    fn segment_costs(&self, nodes: &[Factor]) -> Table {
         let k = nodes.len();
         let mut t = Table {
             k,
@@ -234,7 +253,7 @@ impl<'m> Builder<'m> {
         for len in 2..k {
             for i in 0..k {
                 let seg = segment(nodes, i, len);
-                let key = meson_key(seg.iter().map(|&n| n as usize));
+                let key = meson_key(seg.iter().copied());
                 if self.sharing && self.product_keys.contains_key(&key) {
                     continue; // planned already: free
                 }
@@ -262,15 +281,16 @@ impl<'m> Builder<'m> {
     }
 
     /// The operand for segment `(i, len)`: a node, a product planned already, or new products.
-    fn materialise(&mut self, nodes: &[usize], t: &Table, i: usize, len: usize) -> Result<Operand> {
+    fn materialise(&mut self, nodes: &[Factor], t: &Table, i: usize, len: usize) -> Result<Viewed> {
         let k = nodes.len();
         if len == 1 {
-            return Ok(Operand::Node(nodes[i]));
+            let (n, v) = nodes[i];
+            return Ok((Operand::Node(n as usize), MatrixView::split(v as usize)));
         }
         let seg = segment(nodes, i, len);
-        let key = meson_key(seg.iter().map(|&n| n as usize));
+        let key = meson_key(seg.iter().copied());
         if let Some(&p) = self.product_keys.get(&key).filter(|_| self.sharing) {
-            return Ok(Operand::Product(p));
+            return Ok((Operand::Product(p), MatrixView::default()));
         }
         let s = t.split[i * k + len].max(1);
         let a = self.materialise(nodes, t, i, s)?;
@@ -282,16 +302,17 @@ impl<'m> Builder<'m> {
     fn push_product(
         &mut self,
         key: ProductKey,
-        a: Operand,
-        b: Operand,
+        a: Viewed,
+        b: Viewed,
         mapping: Arc<SpinMapping>,
-    ) -> Result<Operand> {
-        let v = MatrixView::default();
-        let plan = hadron::Plan::new(&self.shape(a), &self.shape(b), v, v, &mapping)?;
+    ) -> Result<Viewed> {
+        let plan = hadron::Plan::new(&self.shape(a.0), &self.shape(b.0), a.1, b.1, &mapping)?;
         let flops = plan.flops(&mapping);
         self.products.push(Product {
-            a,
-            b,
+            a: a.0,
+            b: b.0,
+            a_view: a.1,
+            b_view: b.1,
             mapping,
             shape: plan.out,
             flops,
@@ -300,27 +321,28 @@ impl<'m> Builder<'m> {
         if self.sharing {
             self.product_keys.insert(key, p);
         }
-        Ok(Operand::Product(p))
+        Ok((Operand::Product(p), MatrixView::default()))
     }
 
     fn explicit_loop(
         &mut self,
-        nodes: &[usize],
+        lp: &Loop,
         mappings: &[Arc<SpinMapping>],
         trace: &Arc<TracePairs>,
     ) -> Result<TraceJob> {
-        let mut key: ProductKey = vec![(MESON, nodes[0] as u32)];
-        let mut acc = Operand::Node(nodes[0]);
-        for (m, &n) in mappings.iter().zip(&nodes[1..]) {
+        let f = factors(lp);
+        let node = |p: usize| (Operand::Node(lp.nodes[p]), lp.views[p]);
+        let mut key: ProductKey = vec![(MESON, f[0].0, f[0].1)];
+        let mut acc = node(0);
+        for (j, m) in mappings.iter().enumerate() {
             let id = self.mapping_id(m);
-            key.push((id, n as u32));
+            key.push((id, f[j + 1].0, f[j + 1].1));
             acc = match self.product_keys.get(&key) {
-                Some(&p) if self.sharing => Operand::Product(p),
-                _ => self.push_product(key.clone(), acc, Operand::Node(n), m.clone())?,
+                Some(&p) if self.sharing => (Operand::Product(p), MatrixView::default()),
+                _ => self.push_product(key.clone(), acc, node(j + 1), m.clone())?,
             };
         }
-        let last = nodes[nodes.len() - 1];
-        Ok(self.trace_job(acc, Operand::Node(last), trace.clone()))
+        self.trace_job(acc, node(f.len() - 1), trace.clone())
     }
 }
 
@@ -331,10 +353,10 @@ fn meson_flops(m: usize, q: usize, n: usize) -> u64 {
         .fold(8u64 * 64, |acc, &x| acc.saturating_mul(x as u64))
 }
 
-/// The nodes of the cyclic segment starting at `i` of length `len`.
-fn segment(nodes: &[usize], i: usize, len: usize) -> Vec<u32> {
+/// The factors of the cyclic segment starting at `i` of length `len`.
+fn segment(nodes: &[Factor], i: usize, len: usize) -> Vec<Factor> {
     let k = nodes.len();
-    (0..len).map(|j| nodes[(i + j) % k] as u32).collect()
+    (0..len).map(|j| nodes[(i + j) % k]).collect()
 }
 
 /// Costs and best splits of the cyclic segments `(start, len)` of one loop.

@@ -3,18 +3,23 @@
 //! [`plan`] turns a [`Model`] into a [`Plan`]: the distinct partial products and traces of
 //! every loop of every graph used by a correlator ([`build`](self) chooses each loop's
 //! reduction order with a cost model and shares identical products through canonical
-//! [`keys`]), put in an order that keeps memory low and reuse high, grouped into stages
-//! (a vector of independent contractions, then the traces they complete, then the releases
-//! of every object whose last use has passed), with the exact future of object uses for the
-//! Belady policy and for prefetch ([`Plan::future`]), and a [`PlanReport`].
+//! [`keys`]), put in an order that keeps the peak of live bytes low (`order.rs`: a
+//! memory-aware list schedule over the traces), grouped into stages (`stages.rs`: a vector of
+//! independent contractions, then traces, then the releases of every object whose last use
+//! has passed; as wide as the peak allows), with the exact future of object uses for the
+//! Belady policy and for prefetch ([`Plan::future`]), and a [`PlanReport`] whose peaks
+//! (`memory.rs`) are what the runtime holds.
 
 mod build;
+mod greedy;
 pub mod keys;
+mod memory;
 mod order;
+mod stages;
 
 use std::sync::Arc;
 
-use hadron::{NodeShape, SpinMapping, TracePairs};
+use hadron::{MatrixView, NodeShape, SpinMapping, TracePairs};
 use serde::Serialize;
 
 use crate::error::Result;
@@ -32,13 +37,19 @@ pub enum Operand {
     Identity(usize),
 }
 
-/// One distinct partial product: `contract(a, b, mapping)`.
+/// One distinct partial product: `contract(a, b, mapping)`, each operand's components seen
+/// through its view.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Product {
     /// The left operand.
     pub a: Operand,
     /// The right operand.
     pub b: Operand,
+    /// How `a`'s components are seen as matrices (a baryon's `N x N²` or `N² x N`; the
+    /// default for a meson or a product).
+    pub a_view: MatrixView,
+    /// How `b`'s components are seen as matrices.
+    pub b_view: MatrixView,
     /// The spin mapping.
     pub mapping: Arc<SpinMapping>,
     /// The output's shape.
@@ -47,16 +58,22 @@ pub struct Product {
     pub flops: u64,
 }
 
-/// One distinct trace: `Σ_(i, j) in pairs Tr(A[i] · B[j])`.
+/// One distinct trace: `Σ_(i, j) in pairs Tr(A[i] · B[j])`, each operand's components seen
+/// through its view.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TraceJob {
     /// The left operand.
     pub a: Operand,
     /// The right operand.
     pub b: Operand,
+    /// How `a`'s components are seen as matrices.
+    pub a_view: MatrixView,
+    /// How `b`'s components are seen as matrices.
+    pub b_view: MatrixView,
     /// The spin pairs.
     pub pairs: Arc<TracePairs>,
-    /// Rows of A's components (the trace's scratch holds `pairs · rows` numbers).
+    /// Rows of A's components through its view (the trace's scratch holds `pairs · rows`
+    /// numbers).
     pub rows: usize,
     /// Its flops.
     pub flops: u64,
@@ -78,8 +95,9 @@ pub struct Stage {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Order {
-    /// The planner's order: greedy (fewest new products, most reuse; see `order.rs`), or the
-    /// file's order where that holds fewer bytes at the peak.
+    /// The planner's order: a memory-aware list schedule (each next trace the one that raises
+    /// the peak least, then leaves the fewest bytes alive; see `order.rs`), or the file's
+    /// order where that holds fewer bytes at the peak.
     #[default]
     Planned,
     /// The traces in the order the file gives the graphs and loops.
@@ -93,7 +111,8 @@ pub struct PlanOptions {
     pub sharing: bool,
     /// The order of the work.
     pub order: Order,
-    /// At most this many contractions per vector (stage).
+    /// At most this many contractions per vector (stage). Vectors are as wide as this allows
+    /// without raising the plan's peak of live bytes (see `stages.rs`), so some are narrower.
     pub vector_size: usize,
 }
 
@@ -133,11 +152,18 @@ pub struct PlanReport {
     pub nodes: u64,
     /// Bytes of the initial nodes read.
     pub node_bytes: u64,
-    /// The most bytes alive at once in this plan's order when nothing is evicted.
+    /// The most bytes alive at once in this plan's queue: objects from their first use to the
+    /// release after their last, and each trace's scratch while it runs. The smallest device
+    /// budget under which the run evicts nothing.
     pub peak_bytes: u64,
     /// The same in the other order (file order for a planned plan, planner order for a
     /// file-order plan), for comparison.
     pub peak_bytes_other_order: u64,
+    /// The device bytes the runtime holds at its peak when the budget never binds (its
+    /// `peak_device_bytes`): released buffers wait in the free pool for requests of their
+    /// size, so each size holds its own peak. Equal to `peak_bytes` when all objects have one
+    /// size, more otherwise (optimal mode: packed objects, exact-size reuse, no arena).
+    pub peak_bytes_with_pool: u64,
 }
 
 /// A plan. See the [module documentation](self).
@@ -162,20 +188,13 @@ pub struct Plan {
 /// Plans `model` as `options` say. See the [module documentation](self).
 pub fn plan(model: &Model, options: &PlanOptions) -> Result<Plan> {
     let built = build::Builder::new(model, options.sharing).build()?;
-    let planned = options.order == Order::Planned;
-    let make = |planned: bool| {
-        let order = order::trace_order(&built.products, &built.traces, planned);
-        order::stages(&built.products, &built.traces, &order, options.vector_size)
-    };
-    let stages = make(planned);
-    let other = make(!planned);
     let mut plan = Plan {
         model: model.clone(),
         products: built.products,
         traces: built.traces,
         identities: built.identities,
         graph_traces: built.graph_traces,
-        stages,
+        stages: Vec::new(),
         report: PlanReport {
             sharing: options.sharing,
             order: options.order,
@@ -190,17 +209,40 @@ pub fn plan(model: &Model, options: &PlanOptions) -> Result<Plan> {
             node_bytes: 0,
             peak_bytes: 0,
             peak_bytes_other_order: 0,
+            peak_bytes_with_pool: 0,
         },
     };
     let bytes = |op: Operand| plan.bytes(op);
-    let mut peak = order::peak_bytes(&plan.products, &plan.traces, &plan.stages, &bytes);
-    let peak_other = order::peak_bytes(&plan.products, &plan.traces, &other, &bytes);
-    // The greedy order is a heuristic: where the file's own order holds fewer bytes at its
-    // peak, the planner keeps the file's order, so the planner's order never holds more.
-    if planned && peak_other < peak {
-        plan.stages = other;
-        peak = peak_other;
+    let work = order::Work::new(
+        &plan.products,
+        &plan.traces,
+        plan.model.nodes.len(),
+        plan.identities.len(),
+        &bytes,
+    );
+    let schedule = |traces: Vec<usize>| {
+        let jobs = order::jobs(&work, &traces);
+        let stages = stages::stages(&work, &jobs, options.vector_size);
+        let peaks = memory::peaks(&work, &stages);
+        (stages, peaks)
+    };
+    let file = schedule(order::file_order(&work));
+    // The planner's order: the lowest peak of its list schedules, and of the file's order
+    // (the schedules are heuristics: none may hold more than the file's order).
+    let groups = time_pair_groups(&plan.model, &plan.graph_traces, plan.traces.len());
+    let mut planned = file.clone();
+    for heuristic in [greedy::Heuristic::Steps, greedy::Heuristic::Focus] {
+        let candidate = schedule(greedy::order(&work, &groups, heuristic));
+        if candidate.1.live <= planned.1.live {
+            planned = candidate;
+        }
     }
+    let ((stages, peaks), other) = match options.order {
+        Order::Planned => (planned, file.1),
+        Order::File => (file, planned.1),
+    };
+    drop(work);
+    plan.stages = stages;
     let nodes = plan.used_nodes();
     let r = PlanReport {
         loops: plan.graph_traces.iter().map(|t| t.len() as u64).sum(),
@@ -216,12 +258,43 @@ pub fn plan(model: &Model, options: &PlanOptions) -> Result<Plan> {
         stages: plan.stages.len() as u64,
         nodes: nodes.len() as u64,
         node_bytes: nodes.iter().map(|&n| plan.bytes(Operand::Node(n))).sum(),
-        peak_bytes: peak,
-        peak_bytes_other_order: peak_other,
+        peak_bytes: peaks.live,
+        peak_bytes_other_order: other.live,
+        peak_bytes_with_pool: peaks.with_pool,
         ..plan.report.clone()
     };
     plan.report = r;
     Ok(plan)
+}
+
+/// For each trace, the first `(source, sink)` time pair (in file order) whose graphs use it,
+/// as an index in the order of first appearance.
+fn time_pair_groups(model: &Model, graph_traces: &[Vec<usize>], traces: usize) -> Vec<usize> {
+    let mut group = vec![usize::MAX; traces];
+    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    for c in &model.correlators {
+        for tp in &c.times {
+            let key = (tp.source, tp.sink);
+            let i = match pairs.iter().position(|&k| k == key) {
+                Some(i) => i,
+                None => {
+                    pairs.push(key);
+                    pairs.len() - 1
+                }
+            };
+            for &g in &tp.graphs {
+                for &t in &graph_traces[g] {
+                    if group[t] == usize::MAX {
+                        group[t] = i;
+                    }
+                }
+            }
+        }
+    }
+    group
+        .iter()
+        .map(|&g| if g == usize::MAX { 0 } else { g })
+        .collect()
 }
 
 impl Plan {

@@ -1,189 +1,190 @@
-//! The order of the work: which trace (with the products it still needs) comes next, how the
-//! contractions group into vectors of independent ones, when each object is released, and
-//! the peak bytes an order holds.
-//!
-//! **Planner order** is greedy over the traces: next comes the trace that needs the fewest
-//! products not yet computed, then the one whose operands (nodes and products, transitively)
-//! are most often alive already, then the earliest in the file. So loops that share a product
-//! run back to back, and the product and the nodes they share are released soon after.
-//! **File order** takes the traces as the file lists them. Either way a trace's missing
-//! products come just before it, in dependency order.
+//! The work as a graph of objects and jobs, and an order of the traces turned into a queue of
+//! single [`Job`]s: each trace with the products it still needs just before it, in dependency
+//! order. After each job every object whose last use has passed can be released;
+//! [`super::stages`] groups the jobs into vectors without raising the peak, and
+//! [`super::greedy`] chooses the planner's order of the traces.
 
-use std::collections::HashSet;
+use super::{Operand, Product, TraceJob};
 
-use super::{Operand, Product, Stage, TraceJob};
+/// One job of the fine-grained queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Job {
+    /// Compute [`super::Plan::products`]`[p]`.
+    Contract(usize),
+    /// Compute [`super::Plan::traces`]`[t]`.
+    Trace(usize),
+}
 
-/// Per trace: the products it needs (transitively, in dependency order) and its leaves.
-fn closures(products: &[Product], traces: &[TraceJob]) -> Vec<(Vec<usize>, Vec<Operand>)> {
-    fn visit(
+/// The work as a graph of objects: every operand a dense index, with its bytes.
+pub(super) struct Work<'a> {
+    pub products: &'a [Product],
+    pub traces: &'a [TraceJob],
+    nodes: usize,
+    identities: usize,
+    /// Bytes of each object (nodes, then identities, then products).
+    pub bytes: Vec<u64>,
+}
+
+impl<'a> Work<'a> {
+    /// The work of `products` and `traces`; `bytes` gives an operand's size.
+    pub fn new(
+        products: &'a [Product],
+        traces: &'a [TraceJob],
+        nodes: usize,
+        identities: usize,
+        bytes: &dyn Fn(Operand) -> u64,
+    ) -> Self {
+        let mut sizes = Vec::with_capacity(nodes + identities + products.len());
+        sizes.extend((0..nodes).map(|n| bytes(Operand::Node(n))));
+        sizes.extend((0..identities).map(|i| bytes(Operand::Identity(i))));
+        sizes.extend((0..products.len()).map(|p| bytes(Operand::Product(p))));
+        Work {
+            products,
+            traces,
+            nodes,
+            identities,
+            bytes: sizes,
+        }
+    }
+
+    /// Objects in all.
+    pub fn objects(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// The dense index of an operand.
+    pub fn obj(&self, op: Operand) -> usize {
+        match op {
+            Operand::Node(n) => n,
+            Operand::Identity(i) => self.nodes + i,
+            Operand::Product(p) => self.nodes + self.identities + p,
+        }
+    }
+
+    /// The operand of a dense index.
+    pub fn operand(&self, o: usize) -> Operand {
+        if o < self.nodes {
+            Operand::Node(o)
+        } else if o < self.nodes + self.identities {
+            Operand::Identity(o - self.nodes)
+        } else {
+            Operand::Product(o - self.nodes - self.identities)
+        }
+    }
+
+    /// The distinct objects a job reads (one when both operands are the same object).
+    pub fn reads(&self, job: Job) -> ([usize; 2], usize) {
+        let (a, b) = match job {
+            Job::Contract(p) => (self.products[p].a, self.products[p].b),
+            Job::Trace(t) => (self.traces[t].a, self.traces[t].b),
+        };
+        let (a, b) = (self.obj(a), self.obj(b));
+        if a == b { ([a, a], 1) } else { ([a, b], 2) }
+    }
+
+    /// The object a job writes (none for a trace).
+    pub fn writes(&self, job: Job) -> Option<usize> {
+        match job {
+            Job::Contract(p) => Some(self.obj(Operand::Product(p))),
+            Job::Trace(_) => None,
+        }
+    }
+
+    /// The scratch bytes a job holds while it runs: a trace's per-row results.
+    pub fn scratch(&self, job: Job) -> u64 {
+        match job {
+            Job::Contract(_) => 0,
+            Job::Trace(t) => scratch_bytes(&self.traces[t]),
+        }
+    }
+
+    /// For each object, the number of jobs that read it (every product and every trace).
+    pub fn consumers(&self) -> Vec<u32> {
+        let mut pending = vec![0u32; self.objects()];
+        let jobs = (0..self.products.len())
+            .map(Job::Contract)
+            .chain((0..self.traces.len()).map(Job::Trace));
+        for job in jobs {
+            let (r, n) = self.reads(job);
+            for &o in &r[..n] {
+                pending[o] += 1;
+            }
+        }
+        pending
+    }
+
+    /// The products `op` needs that are not `computed` yet, in dependency order, appended to
+    /// `out` (`seen` marks what this walk has visited with `stamp`).
+    pub fn missing(
+        &self,
         op: Operand,
-        products: &[Product],
-        seen: &mut HashSet<Operand>,
-        list: &mut Vec<usize>,
-        leaves: &mut Vec<Operand>,
+        computed: &[bool],
+        seen: &mut [u32],
+        stamp: u32,
+        out: &mut Vec<usize>,
     ) {
-        if !seen.insert(op) {
+        let Operand::Product(p) = op else { return };
+        if computed[p] || seen[p] == stamp {
             return;
         }
-        match op {
-            Operand::Product(p) => {
-                visit(products[p].a, products, seen, list, leaves);
-                visit(products[p].b, products, seen, list, leaves);
-                list.push(p);
-            }
-            leaf => leaves.push(leaf),
-        }
+        seen[p] = stamp;
+        self.missing(self.products[p].a, computed, seen, stamp, out);
+        self.missing(self.products[p].b, computed, seen, stamp, out);
+        out.push(p);
     }
-    traces
-        .iter()
-        .map(|t| {
-            let (mut seen, mut list, mut leaves) = (HashSet::new(), Vec::new(), Vec::new());
-            visit(t.a, products, &mut seen, &mut list, &mut leaves);
-            visit(t.b, products, &mut seen, &mut list, &mut leaves);
-            (list, leaves)
-        })
-        .collect()
 }
 
-/// The traces in planner order (`planned`) or file order.
-pub(super) fn trace_order(products: &[Product], traces: &[TraceJob], planned: bool) -> Vec<usize> {
-    if !planned {
-        return (0..traces.len()).collect();
-    }
-    let closure = closures(products, traces);
-    let mut done = vec![false; products.len()];
-    let mut alive: HashSet<Operand> = HashSet::new();
-    let mut left: Vec<usize> = (0..traces.len()).collect();
-    let mut order = Vec::with_capacity(traces.len());
-    while !left.is_empty() {
-        let mut best: Option<((usize, usize), usize)> = None;
-        for (pos, &t) in left.iter().enumerate() {
-            let (ps, leaves) = &closure[t];
-            let new = ps.iter().filter(|&&p| !done[p]).count();
-            let hits = leaves.iter().filter(|l| alive.contains(l)).count()
-                + ps.iter()
-                    .filter(|&&p| alive.contains(&Operand::Product(p)))
-                    .count();
-            let score = (new, usize::MAX - hits);
-            if best.is_none_or(|(b, _)| score < b) {
-                best = Some((score, pos));
-            }
-        }
-        let Some((_, pos)) = best else { break };
-        let t = left.remove(pos);
-        let (ps, leaves) = &closure[t];
-        for &p in ps {
-            done[p] = true;
-            alive.insert(Operand::Product(p));
-        }
-        alive.extend(leaves.iter().copied());
-        order.push(t);
-    }
-    order
+/// The bytes of a trace's scratch object: one complex number per pair and row.
+pub(super) fn scratch_bytes(t: &TraceJob) -> u64 {
+    16 * (t.pairs.pairs().len() * t.rows) as u64
 }
 
-/// Groups the work of `order` into stages: each stage's contractions are independent (none
-/// reads another's output) and at most `vector_size`; its traces run after them; objects are
-/// released after the stage of their last use.
-pub(super) fn stages(
-    products: &[Product],
-    traces: &[TraceJob],
-    order: &[usize],
-    vector_size: usize,
-) -> Vec<Stage> {
-    let closure = closures(products, traces);
-    let mut emitted = vec![false; products.len()];
-    let mut stages: Vec<Stage> = Vec::new();
-    let mut current = Stage::default();
-    let mut in_current: HashSet<usize> = HashSet::new();
-    let flush = |current: &mut Stage, in_current: &mut HashSet<usize>, stages: &mut Vec<Stage>| {
-        if !current.contractions.is_empty() || !current.traces.is_empty() {
-            stages.push(std::mem::take(current));
+/// The jobs of the traces in `order`, each trace's missing products just before it, in
+/// dependency order.
+pub(super) fn jobs(work: &Work<'_>, order: &[usize]) -> Vec<Job> {
+    let mut computed = vec![false; work.products.len()];
+    let mut seen = vec![0u32; work.products.len()];
+    let mut out = Vec::with_capacity(work.products.len() + order.len());
+    let mut missing = Vec::new();
+    for (i, &t) in order.iter().enumerate() {
+        missing.clear();
+        let stamp = i as u32 + 1;
+        work.missing(work.traces[t].a, &computed, &mut seen, stamp, &mut missing);
+        work.missing(work.traces[t].b, &computed, &mut seen, stamp, &mut missing);
+        for &p in &missing {
+            computed[p] = true;
+            out.push(Job::Contract(p));
         }
-        in_current.clear();
-    };
-    for &t in order {
-        for &p in &closure[t].0 {
-            if emitted[p] {
+        out.push(Job::Trace(t));
+    }
+    out
+}
+
+/// The traces in file order.
+pub(super) fn file_order(work: &Work<'_>) -> Vec<usize> {
+    (0..work.traces.len()).collect()
+}
+
+/// For each object, the traces (among those `keep` accepts) whose step may read it: the
+/// trace's operands and, through its products, everything they are made of.
+pub(super) fn readers(work: &Work<'_>, keep: &dyn Fn(usize) -> bool) -> Vec<Vec<usize>> {
+    let mut readers: Vec<Vec<usize>> = vec![Vec::new(); work.objects()];
+    let mut stack = Vec::new();
+    let mut seen = vec![usize::MAX; work.objects()];
+    for (t, tr) in work.traces.iter().enumerate().filter(|(t, _)| keep(*t)) {
+        stack.clear();
+        stack.extend([tr.a, tr.b]);
+        while let Some(op) = stack.pop() {
+            let o = work.obj(op);
+            if seen[o] == t {
                 continue;
             }
-            let depends = [products[p].a, products[p].b]
-                .iter()
-                .any(|op| matches!(op, Operand::Product(q) if in_current.contains(q)));
-            if depends || current.contractions.len() >= vector_size.max(1) {
-                flush(&mut current, &mut in_current, &mut stages);
-            }
-            current.contractions.push(p);
-            in_current.insert(p);
-            emitted[p] = true;
-        }
-        current.traces.push(t);
-    }
-    flush(&mut current, &mut in_current, &mut stages);
-    add_releases(products, traces, &mut stages);
-    stages
-}
-
-/// Fills each stage's `release` with the objects whose last use is in it.
-fn add_releases(products: &[Product], traces: &[TraceJob], stages: &mut [Stage]) {
-    let mut last: std::collections::HashMap<Operand, usize> = std::collections::HashMap::new();
-    for (s, stage) in stages.iter().enumerate() {
-        for &p in &stage.contractions {
-            last.insert(products[p].a, s);
-            last.insert(products[p].b, s);
-            last.insert(Operand::Product(p), s);
-        }
-        for &t in &stage.traces {
-            last.insert(traces[t].a, s);
-            last.insert(traces[t].b, s);
-        }
-    }
-    let mut by_stage: Vec<Vec<Operand>> = vec![Vec::new(); stages.len()];
-    for (op, s) in last {
-        by_stage[s].push(op);
-    }
-    for (stage, mut list) in stages.iter_mut().zip(by_stage) {
-        list.sort();
-        stage.release = list;
-    }
-}
-
-/// The most bytes alive at once when nothing is evicted: an object is alive from its first
-/// use (an input copied in, an output written) to the release after its last use; a trace's
-/// scratch (`16 · pairs · rows` bytes) while it runs. `bytes` gives an operand's size.
-pub(super) fn peak_bytes(
-    products: &[Product],
-    traces: &[TraceJob],
-    stages: &[Stage],
-    bytes: &dyn Fn(Operand) -> u64,
-) -> u64 {
-    let mut alive: HashSet<Operand> = HashSet::new();
-    let (mut held, mut peak) = (0u64, 0u64);
-    let touch = |op: Operand, alive: &mut HashSet<Operand>, held: &mut u64| {
-        if alive.insert(op) {
-            *held += bytes(op);
-        }
-    };
-    for stage in stages {
-        for &p in &stage.contractions {
-            let pr = &products[p];
-            touch(pr.a, &mut alive, &mut held);
-            touch(pr.b, &mut alive, &mut held);
-            touch(Operand::Product(p), &mut alive, &mut held);
-            peak = peak.max(held);
-        }
-        for &t in &stage.traces {
-            let tr = &traces[t];
-            touch(tr.a, &mut alive, &mut held);
-            touch(tr.b, &mut alive, &mut held);
-            let scratch = 16 * (tr.pairs.pairs().len() * tr.rows) as u64;
-            peak = peak.max(held + scratch);
-        }
-        for op in &stage.release {
-            if alive.remove(op) {
-                held -= bytes(*op);
+            seen[o] = t;
+            readers[o].push(t);
+            if let Operand::Product(p) = op {
+                stack.extend([work.products[p].a, work.products[p].b]);
             }
         }
     }
-    peak
+    readers
 }

@@ -11,7 +11,8 @@
 //! parallel inside), or, when there are enough of them or they are small
 //! ([`Batch::items_in_parallel`]), spread over the threads with each product sequential
 //! inside: small products gain little from threads of their own, and independent products need
-//! no synchronisation. The outputs of one batch are validated disjoint from each other and from
+//! no synchronisation. A batch with less work in all than a fork and join costs
+//! ([`SERIAL_BATCH`]) runs on its stream's worker alone, each product sequential. The outputs of one batch are validated disjoint from each other and from
 //! every input, so the order of the items cannot change a result. In parallel, each item gets
 //! its output as its own `&mut` slice, carved out of the locked buffer with `split_at_mut`:
 //! safe Rust, no data race possible.
@@ -90,6 +91,11 @@ pub(super) struct Batch {
 /// has fewer items than threads: below it, a product split over threads gains little.
 pub(super) const SMALL_PRODUCT: usize = 128 * 128 * 128;
 
+/// A batch of fewer multiply-adds than this in all (`items m n k`) runs on its stream's worker
+/// alone, item after item, each product sequential: handing it to other threads costs more than
+/// it computes (a fork and join is microseconds; a 2 x 2 product is nanoseconds).
+pub(super) const SERIAL_BATCH: usize = 32 * 32 * 32;
+
 type Reader<'a> = RwLockReadGuard<'a, Vec<Complex64>>;
 type Writer<'a> = RwLockWriteGuard<'a, Vec<Complex64>>;
 
@@ -102,16 +108,33 @@ fn poisoned() -> BackendError {
 
 impl Batch {
     /// The threads to spread the items over, one item per task, each product sequential
-    /// inside; `None` to run the items in turn, each on all threads. GEMM only, with at least two
-    /// items and two threads; then whenever the items are at least as many as the threads, or
-    /// the products are small ([`SMALL_PRODUCT`]).
+    /// inside; `None` to run the items in turn ([`Batch::par_per_item`] says on how many
+    /// threads each). GEMM only, with at least two items and two threads, and at least
+    /// [`SERIAL_BATCH`] multiply-adds in all; then whenever the items are at least as many as
+    /// the threads, or the products are small ([`SMALL_PRODUCT`]).
     pub(super) fn items_in_parallel(&self) -> Option<usize> {
         let (Kernel::Gemm(shape), Par::Rayon(threads)) = (&self.kernel, self.par) else {
             return None;
         };
         let (threads, items) = (threads.get(), self.items.len());
         let size = shape.m.saturating_mul(shape.n).saturating_mul(shape.k);
-        (threads > 1 && items > 1 && (items >= threads || size <= SMALL_PRODUCT)).then_some(threads)
+        let serial = size.saturating_mul(items) < SERIAL_BATCH;
+        (threads > 1 && items > 1 && !serial && (items >= threads || size <= SMALL_PRODUCT))
+            .then_some(threads)
+    }
+
+    /// How each item runs when the items run in turn: on all threads, unless the batch is
+    /// smaller than [`SERIAL_BATCH`] multiply-adds in all (then sequentially, on the worker).
+    pub(super) fn par_per_item(&self) -> Par {
+        let work = match &self.kernel {
+            Kernel::Gemm(s) => s.m.saturating_mul(s.n).saturating_mul(s.k),
+            Kernel::Geam(s) => s.m.saturating_mul(s.n),
+        };
+        if work.saturating_mul(self.items.len()) < SERIAL_BATCH {
+            Par::Seq
+        } else {
+            self.par
+        }
     }
 
     /// Runs every item: in parallel when [`Batch::items_in_parallel`] says so, else in order.
@@ -135,6 +158,7 @@ impl Batch {
             return Ok(());
         }
         let (ea, eb, ec) = self.kernel.extents();
+        let par = self.par_per_item();
         for item in &self.items {
             let a = input(&readers, &writers, item.a, ea)?;
             let b = input(&readers, &writers, item.b, eb)?;
@@ -143,7 +167,7 @@ impl Batch {
             })?;
             let c = &mut c[item.c.offset..item.c.offset + ec];
             match &self.kernel {
-                Kernel::Gemm(shape) => gemm_one(shape, &a, &b, c, self.par),
+                Kernel::Gemm(shape) => gemm_one(shape, &a, &b, c, par),
                 Kernel::Geam(shape) => geam_one(shape, &a, &b, c),
             }
         }

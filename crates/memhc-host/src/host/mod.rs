@@ -37,6 +37,7 @@ use std::sync::{Arc, Mutex, RwLock, Weak};
 use faer::Par;
 use num_complex::Complex64;
 
+use memhc_backend::components::{ComponentBatch, validate_components};
 use memhc_backend::gemm::{
     GeamShape, GemmItem, GemmShape, StridedBatch, validate_batched, validate_geam, validate_strided,
 };
@@ -533,6 +534,21 @@ impl Backend for HostBackend {
         self.gemm_batched(stream, shape, &items)
     }
 
+    /// Checked once by component ([`validate_components`]), then queued as the batch's items.
+    fn gemm_components(
+        &self,
+        stream: &HostStream,
+        shape: &GemmShape,
+        batch: &ComponentBatch<'_, HostBuffer>,
+    ) -> Result<(), BackendError> {
+        validate_components(shape, batch)?;
+        if shape.is_empty() || batch.table.is_empty() {
+            return Ok(());
+        }
+        let items: Vec<_> = batch.items().collect();
+        self.submit_batch(stream, gemm::Kernel::Gemm(*shape), &items)
+    }
+
     /// Host memory is managed memory already: true.
     fn supports_managed(&self) -> bool {
         true
@@ -746,6 +762,15 @@ mod tests {
         );
         assert_eq!(batch(32, 64, 1).items_in_parallel(), None, "one thread");
         assert_eq!(batch(32, 1, 4).items_in_parallel(), None, "one item");
+        // A meson contraction's layer at N = 2 or 8 (16 products): less work in all than a
+        // fork and join costs, so it runs on the worker, each product sequential.
+        for n in [2, 8] {
+            let tiny = batch(n, 16, 2);
+            assert_eq!(tiny.items_in_parallel(), None, "N = {n}");
+            assert!(matches!(tiny.par_per_item(), Par::Seq), "N = {n}");
+        }
+        assert_eq!(batch(16, 16, 2).items_in_parallel(), Some(2), "N = 16");
+        assert!(matches!(batch(512, 4, 16).par_per_item(), Par::Rayon(_)));
     }
 
     #[test]

@@ -68,12 +68,14 @@ pub fn obtain<B, E: fmt::Display>(test: &str, make: impl FnOnce() -> Result<B, E
     }
 }
 
+mod components;
 mod gemm;
 mod managed;
 mod memory;
 mod ordering;
 mod reference;
 
+pub use components::*;
 pub use gemm::*;
 pub use managed::*;
 pub use memory::*;
@@ -112,6 +114,8 @@ pub fn run_all<B: Backend>(b: &B) -> Check {
     geam_matches_reference(b)?;
     gemm_rejects_invalid_arguments(b)?;
     gemm_empty_is_a_no_op(b)?;
+    gemm_components_matches_reference(b)?;
+    gemm_components_rejects_invalid_batches(b)?;
     stream_order_is_kept(b)?;
     events_order_streams(b)?;
     events_and_synchronisation(b)?;
@@ -135,6 +139,8 @@ macro_rules! backend_conformance_tests {
             geam_matches_reference,
             gemm_rejects_invalid_arguments,
             gemm_empty_is_a_no_op,
+            gemm_components_matches_reference,
+            gemm_components_rejects_invalid_batches,
             stream_order_is_kept,
             events_order_streams,
             events_and_synchronisation,
