@@ -15,8 +15,8 @@
 //! the items one by one, with [`validate_batched`], so it accepts and refuses exactly what
 //! the pointer-array form would.
 //!
-//! A backend that can use the form directly overrides [`Backend::gemm_components`]
-//! (crate::Backend::gemm_components); the provided method expands the items into a pointer
+//! A backend that can use the form directly overrides
+//! [`Backend::gemm_components`](crate::Backend::gemm_components); the provided method expands the items into a pointer
 //! array and calls [`Backend::gemm_batched`](crate::Backend::gemm_batched).
 
 use super::DeviceMemory;

@@ -25,8 +25,8 @@ use faer::{Accum, MatMut, MatRef, Par};
 use num_complex::Complex64;
 use rayon::prelude::*;
 
-use super::Cell;
-use memhc_backend::gemm::{GeamShape, GemmShape, Op, extent};
+use super::memory::{Cell, HostBuffer};
+use memhc_backend::gemm::{DeviceRef, GeamShape, GemmItem, GemmShape, Op, extent};
 use memhc_backend::{BackendError, BackendOp};
 
 /// An operand of one item: which of the job's buffers, and the element offset in it.
@@ -107,6 +107,42 @@ fn poisoned() -> BackendError {
 }
 
 impl Batch {
+    /// The batch of `items`: the distinct buffers, sorted by handle (the lock order), each
+    /// with whether it holds an output, and each item's operands as indices into that list.
+    pub(super) fn gather(kernel: Kernel, items: &[GemmItem<'_, HostBuffer>], par: Par) -> Self {
+        let mut seen: Vec<(u64, &HostBuffer, bool)> = Vec::with_capacity(3 * items.len());
+        for it in items {
+            seen.push((it.a.buffer.handle, it.a.buffer, false));
+            seen.push((it.b.buffer.handle, it.b.buffer, false));
+            seen.push((it.c.buffer.handle, it.c.buffer, true));
+        }
+        seen.sort_by_key(|(h, _, writes)| (*h, !*writes));
+        seen.dedup_by_key(|(h, _, _)| *h); // keeps the first: the writing entry if there is one
+        let index = |h: u64| seen.partition_point(|(x, _, _)| *x < h);
+        let operand = |r: &DeviceRef<'_, HostBuffer>| Operand {
+            buffer: index(r.buffer.handle),
+            offset: r.offset,
+        };
+        let mapped = items
+            .iter()
+            .map(|it| Item {
+                a: operand(&it.a),
+                b: operand(&it.b),
+                c: operand(&it.c),
+            })
+            .collect();
+        let buffers = seen
+            .iter()
+            .map(|(_, b, w)| (Arc::clone(&b.cell), *w))
+            .collect();
+        Batch {
+            kernel,
+            buffers,
+            items: mapped,
+            par,
+        }
+    }
+
     /// The threads to spread the items over, one item per task, each product sequential
     /// inside; `None` to run the items in turn ([`Batch::par_per_item`] says on how many
     /// threads each). GEMM only, with at least two items and two threads, and at least

@@ -194,14 +194,8 @@ impl HostBackend {
         kernel: gemm::Kernel,
         items: &[GemmItem<'_, HostBuffer>],
     ) -> Result<(), BackendError> {
-        let (buffers, items) = gather(items);
-        let cells = buffers.iter().map(|(c, _)| Arc::clone(c)).collect();
-        let batch = gemm::Batch {
-            kernel,
-            buffers,
-            items,
-            par: self.par,
-        };
+        let batch = gemm::Batch::gather(kernel, items, self.par);
+        let cells = batch.buffers.iter().map(|(c, _)| Arc::clone(c)).collect();
         self.submit(stream, WorkKind::Compute, cells, move |_done| batch.run())
     }
 }
@@ -230,37 +224,6 @@ fn check_copy_range(
         offset,
         len,
     )
-}
-
-/// Collects the distinct buffers of a batch, sorted by handle (the lock order), and maps each
-/// item's operands to indices into that list.
-fn gather(items: &[GemmItem<'_, HostBuffer>]) -> (Vec<(Arc<Cell>, bool)>, Vec<gemm::Item>) {
-    let mut seen: Vec<(u64, &HostBuffer, bool)> = Vec::new();
-    for it in items {
-        seen.push((it.a.buffer.handle, it.a.buffer, false));
-        seen.push((it.b.buffer.handle, it.b.buffer, false));
-        seen.push((it.c.buffer.handle, it.c.buffer, true));
-    }
-    seen.sort_by_key(|(h, _, writes)| (*h, !*writes));
-    seen.dedup_by_key(|(h, _, _)| *h); // keeps the first: the writing entry if there is one
-    let index = |h: u64| seen.partition_point(|(x, _, _)| *x < h);
-    let operand = |r: &memhc_backend::gemm::DeviceRef<'_, HostBuffer>| gemm::Operand {
-        buffer: index(r.buffer.handle),
-        offset: r.offset,
-    };
-    let mapped = items
-        .iter()
-        .map(|it| gemm::Item {
-            a: operand(&it.a),
-            b: operand(&it.b),
-            c: operand(&it.c),
-        })
-        .collect();
-    let buffers = seen
-        .iter()
-        .map(|(_, b, w)| (Arc::clone(&b.cell), *w))
-        .collect();
-    (buffers, mapped)
 }
 
 impl Backend for HostBackend {
