@@ -412,7 +412,8 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         }
     }
 
-    /// Checked item by item, then one pointer-array batched GEMM ([`Self::pointer_batch`]).
+    /// Checked item by item, then one pointer-array batched GEMM: the pointer table uploaded
+    /// through the stream's staging, in stream order before the call.
     fn gemm_batched(
         &self,
         stream: &GpuStream<D>,
