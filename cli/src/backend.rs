@@ -79,7 +79,10 @@ pub fn campaign_runner(name: &str) -> Result<Box<dyn Runner>, String> {
         #[cfg(feature = "rocm")]
         BackendChoice::Rocm => Ok(Box::new(gpu::RocmRunner)),
         #[allow(unreachable_patterns)]
-        other => Err(format!("--backend {}: not compiled into this build", other.name())),
+        other => Err(format!(
+            "--backend {}: not compiled into this build",
+            other.name()
+        )),
     }
 }
 

@@ -152,6 +152,10 @@ mod tests {
         };
         assert_eq!(failed.exit_code(), 2);
         assert!(!failed.needs_abort());
-        assert!(failed.to_string().starts_with("rank 1, unit c3.b0000: c3.json"));
+        assert!(
+            failed
+                .to_string()
+                .starts_with("rank 1, unit c3.b0000: c3.json")
+        );
     }
 }

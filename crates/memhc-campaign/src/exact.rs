@@ -36,7 +36,11 @@ fn encode(v: Value) -> Value {
         Value::Object(o) => Value::Object(
             o.into_iter()
                 .map(|(k, v)| {
-                    let k = if k.starts_with('$') { format!("${k}") } else { k };
+                    let k = if k.starts_with('$') {
+                        format!("${k}")
+                    } else {
+                        k
+                    };
                     (k, encode(v))
                 })
                 .collect(),

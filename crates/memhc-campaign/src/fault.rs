@@ -99,7 +99,13 @@ mod tests {
         assert!(f.strikes(2, 1) && !f.strikes(2, 0) && !f.strikes(1, 1));
         let h: Fault = "hang, rank=0".parse().unwrap();
         assert_eq!((h.action, h.after), (FaultAction::Hang, 0));
-        for bad in ["", "boom,rank=1", "exit", "exit,rank=x", "exit,rank=1,when=2"] {
+        for bad in [
+            "",
+            "boom,rank=1",
+            "exit",
+            "exit,rank=x",
+            "exit,rank=1,when=2",
+        ] {
             let e = bad.parse::<Fault>().unwrap_err().to_string();
             assert!(e.starts_with(FAULT_VAR), "{e}");
         }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::Duration;
 
 use crate::error::TransportError;
@@ -55,10 +55,7 @@ pub fn links(workers: usize) -> (InProcessMaster, Vec<InProcessWorker>) {
 impl InProcessMaster {
     /// The next message if one is waiting, without waiting.
     pub fn try_recv(&mut self) -> Option<(usize, Message)> {
-        match self.inbox.try_recv() {
-            Ok(m) => Some(m),
-            Err(TryRecvError::Empty | TryRecvError::Disconnected) => None,
-        }
+        self.inbox.try_recv().ok()
     }
 }
 

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CampaignError, Result};
-use crate::job::Unit;
+use crate::job::{Unit, is_valid_key};
 
 /// The format of a completion record.
 pub const RECORD_FORMAT: &str = "memhc-campaign-record/1";
@@ -45,10 +45,19 @@ pub struct Journal {
 }
 
 impl Journal {
-    /// Opens the journal in `dir`, creating it (and `dir/units`) if needed.
+    /// Opens the journal in `dir`, creating it (and `dir/units`) if needed. Temporary files
+    /// left by a master killed while writing a record are removed (one master at a time
+    /// writes a journal).
     pub fn open(dir: &Path) -> Result<Self> {
         let units = dir.join("units");
         fs::create_dir_all(&units).map_err(|e| CampaignError::io(&units, e))?;
+        for entry in fs::read_dir(&units).map_err(|e| CampaignError::io(&units, e))? {
+            let path = entry.map_err(|e| CampaignError::io(&units, e))?.path();
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+            if name.is_some_and(|n| n.starts_with('.') && n.contains(".json.tmp.")) {
+                let _ = fs::remove_file(&path);
+            }
+        }
         Ok(Journal {
             dir: dir.to_path_buf(),
             units,
@@ -60,8 +69,17 @@ impl Journal {
         &self.dir
     }
 
-    fn path(&self, key: &str) -> PathBuf {
-        self.units.join(format!("{key}.json"))
+    fn path(&self, key: &str) -> Result<PathBuf> {
+        if !is_valid_key(key) {
+            return Err(CampaignError::Journal {
+                place: self.units.display().to_string(),
+                message: format!(
+                    "\"{}\" cannot name a unit (ASCII letters, digits, '_', '-', '.')",
+                    key.escape_debug()
+                ),
+            });
+        }
+        Ok(self.units.join(format!("{key}.json")))
     }
 
     /// The result of every unit of `units` already completed (`None`: still to run). A record
@@ -71,7 +89,7 @@ impl Journal {
     }
 
     fn completed(&self, unit: &Unit) -> Result<Option<String>> {
-        let path = self.path(&unit.key);
+        let path = self.path(&unit.key)?;
         let text = match fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -110,7 +128,7 @@ impl Journal {
             seconds,
             result: result.to_owned(),
         };
-        let path = self.path(&unit.key);
+        let path = self.path(&unit.key)?;
         let text = serde_json::to_vec(&record).map_err(|e| CampaignError::io(&path, e))?;
         write_atomic(&path, &text)
     }
@@ -185,10 +203,19 @@ mod tests {
         // Reopened (a rerun): the same.
         let again = Journal::open(&d).unwrap();
         assert!(again.load(&units).unwrap()[1].is_some());
+        // A temporary file left by a killed master is not a record, and goes on reopening.
+        fs::write(d.join("units/.a.b0000.json.tmp.99"), "{\"form").unwrap();
+        assert_eq!(Journal::open(&d).unwrap().load(&units).unwrap()[0], None);
+        assert!(!d.join("units/.a.b0000.json.tmp.99").exists());
         // Another spec for the same key: refused, naming the record.
         let changed = [unit("a.b0001", "{\"s\":3}")];
         let e = again.load(&changed).unwrap_err().to_string();
-        assert!(e.contains("a.b0001.json") && e.contains("another spec"), "{e}");
+        assert!(
+            e.contains("a.b0001.json") && e.contains("another spec"),
+            "{e}"
+        );
+        // A key that is not a file name: refused.
+        assert!(again.load(&[unit("../x", "{}")]).is_err());
         // A damaged record: refused.
         fs::write(d.join("units/a.b0000.json"), "{\"format\": ").unwrap();
         let e = again.load(&units).unwrap_err().to_string();

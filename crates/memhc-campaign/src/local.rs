@@ -5,10 +5,10 @@
 
 use crate::error::{CampaignError, Result};
 use crate::inprocess::links;
-use crate::transport::WorkerLink;
 use crate::job::{Job, RankContext, Unit};
 use crate::journal::Journal;
 use crate::scheduler::{Progress, Summary, serve};
+use crate::transport::WorkerLink;
 use crate::worker::{Timing, WorkerEnd, work};
 
 /// Runs `units` on `ranks` worker threads (worker `r` is rank `r` of a one-node job) and the

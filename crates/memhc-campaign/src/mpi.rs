@@ -154,7 +154,11 @@ impl MasterLink for MpiMaster<'_> {
             if let Some(m) = self.local.try_recv() {
                 return Ok(Some(m));
             }
-            if let Some(probed) = self.world.any_process().immediate_matched_probe_with_tag(TAG) {
+            if let Some(probed) = self
+                .world
+                .any_process()
+                .immediate_matched_probe_with_tag(TAG)
+            {
                 let (bytes, status) = probed.matched_receive_vec::<u8>();
                 let rank = usize::try_from(status.source_rank()).unwrap_or(0);
                 return Message::decode(&bytes, rank).map(|m| Some((rank, m)));

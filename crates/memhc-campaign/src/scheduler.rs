@@ -179,7 +179,11 @@ pub fn serve<L: MasterLink>(
                         Some(_) => return Err(unexpected(rank, "a failure of a unit not its own")),
                         None => "(setup)".to_owned(),
                     };
-                    failure = Some(CampaignError::UnitFailed { rank, unit: key, message });
+                    failure = Some(CampaignError::UnitFailed {
+                        rank,
+                        unit: key,
+                        message,
+                    });
                 }
                 queue.clear();
             }
@@ -250,7 +254,12 @@ mod tests {
 
     #[test]
     fn pending_units_go_largest_first_and_skip_completed_ones() {
-        let units = [unit("a", 1.0), unit("b", 5.0), unit("c", 1.0), unit("d", 5.0)];
+        let units = [
+            unit("a", 1.0),
+            unit("b", 5.0),
+            unit("c", 1.0),
+            unit("d", 5.0),
+        ];
         let results = [None, None, Some("done".into()), None];
         assert_eq!(pending(&units, &results), VecDeque::from([1, 3, 0]));
     }

@@ -78,12 +78,13 @@ pub fn work<L: WorkerLink>(
     };
     link.send(first).map_err(transport)?;
     loop {
-        let message = link.recv(timing.timeout).map_err(transport)?.ok_or(
-            CampaignError::MasterLost {
-                rank,
-                waited: timing.timeout,
-            },
-        )?;
+        let message =
+            link.recv(timing.timeout)
+                .map_err(transport)?
+                .ok_or(CampaignError::MasterLost {
+                    rank,
+                    waited: timing.timeout,
+                })?;
         match message {
             Message::Stop => {
                 link.send(Message::Bye).map_err(transport)?;

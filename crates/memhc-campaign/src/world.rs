@@ -35,7 +35,11 @@ pub struct World {
 
 /// The size and rank a launcher gave this process, if it was started by one.
 pub fn launcher() -> Option<(usize, usize)> {
-    let var = |k: &str| std::env::var(k).ok().and_then(|v| v.trim().parse::<usize>().ok());
+    let var = |k: &str| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+    };
     let size = var("OMPI_COMM_WORLD_SIZE").or_else(|| var("PMI_SIZE"))?;
     let rank = var("OMPI_COMM_WORLD_RANK")
         .or_else(|| var("PMI_RANK"))
@@ -113,9 +117,9 @@ impl World {
         let (local, mut own) = links(1);
         let own = own.pop();
         match &self.inner {
-            Inner::Single => self.serve_with_own(
-                local, own, job, units, results, journal, timing, progress,
-            ),
+            Inner::Single => {
+                self.serve_with_own(local, own, job, units, results, journal, timing, progress)
+            }
             #[cfg(feature = "mpi")]
             Inner::Mpi(mpi) => self.serve_with_own(
                 mpi.master_link(local),
@@ -145,9 +149,12 @@ impl World {
     /// printed and the job aborted here; a unit that fails is reported by the master, not here.
     pub fn run_worker(&self, job: &dyn Job, timing: &Timing) -> Result<WorkerEnd> {
         match &self.inner {
-            Inner::Single => Err(CampaignError::Usage(
-                "a single process has no worker part".into(),
-            )),
+            Inner::Single => {
+                let _ = (job, timing);
+                Err(CampaignError::Usage(
+                    "a single process has no worker part".into(),
+                ))
+            }
             #[cfg(feature = "mpi")]
             Inner::Mpi(mpi) => {
                 let mut link = mpi.worker_link();

@@ -29,7 +29,15 @@ fn run(
         None => vec![None; units.len()],
     };
     let job = CorrJob::new(HostRunner);
-    run_local(&job, units, &mut results, journal, ranks, timing, &mut |_| {})?;
+    run_local(
+        &job,
+        units,
+        &mut results,
+        journal,
+        ranks,
+        timing,
+        &mut |_| {},
+    )?;
     let values = campaign.gather(&results)?;
     Ok((values.to_json()?, values))
 }
@@ -44,7 +52,10 @@ fn any_number_of_ranks_gives_the_same_bytes_and_the_doubles_of_whole_file_runs()
     let timing = Timing::with_timeout(Duration::from_secs(60));
     let (one, values) = run(&campaign, 1, None, &timing).unwrap();
     for ranks in [2, 3] {
-        assert!(run(&campaign, ranks, None, &timing).unwrap().0 == one, "{ranks} ranks");
+        assert!(
+            run(&campaign, ranks, None, &timing).unwrap().0 == one,
+            "{ranks} ranks"
+        );
     }
 
     // Each configuration against `memhc run` of its whole file (read from disk as the
@@ -74,7 +85,10 @@ fn any_number_of_ranks_gives_the_same_bytes_and_the_doubles_of_whole_file_runs()
         assert!(got.max_relative_error(&reference) <= 1e-12);
     }
     // Configurations differ (their seeds do).
-    assert_ne!(values.configurations[0].correlators, values.configurations[1].correlators);
+    assert_ne!(
+        values.configurations[0].correlators,
+        values.configurations[1].correlators
+    );
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -103,7 +117,7 @@ fn a_rank_killed_mid_run_then_a_rerun_gives_the_same_bytes() {
         .iter()
         .filter(|r| r.is_some())
         .count();
-    assert!(done >= 2 && done < 12, "{done}");
+    assert!((2..12).contains(&done), "{done}");
     let rerun = run(&campaign, 2, Some(&journal), &timing).unwrap().0;
     assert!(rerun == clean);
     std::fs::remove_dir_all(&d).unwrap();
@@ -143,7 +157,10 @@ fn bad_input_in_one_configuration_is_reported_once_with_rank_and_unit() {
     assert_eq!(text.lines().count(), 1);
     assert!(text.starts_with("rank "), "{text}");
     assert!(text.contains(", unit c2.b0001: "), "{text}");
-    assert!(text.contains("bad.json: graph broken, loop 0: unknown node \"no_such_node\""), "{text}");
+    assert!(
+        text.contains("bad.json: graph broken, loop 0: unknown node \"no_such_node\""),
+        "{text}"
+    );
     assert_eq!(e.exit_code(), 2);
     // The good configuration's units that ran are recorded.
     let recorded = journal.load(campaign.units()).unwrap();

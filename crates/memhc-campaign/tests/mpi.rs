@@ -92,7 +92,14 @@ fn mpirun(
     let mut cmd = Command::new("mpirun");
     cmd.args(["-n", "3", "--oversubscribe"])
         // Loopback only: TCP between the ranks on `lo`, and the runtime's own traffic too.
-        .args(["--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include", "lo"])
+        .args([
+            "--mca",
+            "btl",
+            "self,tcp",
+            "--mca",
+            "btl_tcp_if_include",
+            "lo",
+        ])
         .args(["--mca", "oob_tcp_if_include", "lo"])
         .args(["-x", RANK_VAR, "-x", FAULT_VAR])
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
@@ -106,7 +113,9 @@ fn mpirun(
         .arg(timeout_ms.to_string())
         .arg(&summary);
     let start = Instant::now();
-    let output = cmd.output().expect("mpirun (Debian: openmpi-bin) must be installed");
+    let output = cmd
+        .output()
+        .expect("mpirun (Debian: openmpi-bin) must be installed");
     (output, start.elapsed())
 }
 
@@ -118,7 +127,10 @@ fn clean_run_matches_one_process(d: &Path, m: &Path, expected: &[u8]) {
     let out = d.join("clean.json");
     let (o, took) = mpirun(m, &out, &d.join("clean.journal"), 60_000, None);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(std::fs::read(&out).unwrap() == expected, "3 ranks differ from 1");
+    assert!(
+        std::fs::read(&out).unwrap() == expected,
+        "3 ranks differ from 1"
+    );
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(d.join("clean.summary.json")).unwrap()).unwrap();
     assert_eq!(summary["transport"], "mpi");
@@ -140,7 +152,10 @@ fn killed_rank_then_rerun_matches(d: &Path, m: &Path, expected: &[u8]) {
     let (o, _) = mpirun(m, &out, &journal, 60_000, Some("exit,rank=2,after=1"));
     let err = stderr(&o);
     assert!(!o.status.success(), "the killed run succeeded: {err}");
-    assert!(err.contains("rank 2: stopped by the fault hook (exit"), "{err}");
+    assert!(
+        err.contains("rank 2: stopped by the fault hook (exit"),
+        "{err}"
+    );
     assert!(!out.exists(), "a killed run wrote its output");
     let recorded = std::fs::read_dir(journal.join("units")).unwrap().count();
     assert!((1..12).contains(&recorded), "{recorded} units recorded");
@@ -149,21 +164,36 @@ fn killed_rank_then_rerun_matches(d: &Path, m: &Path, expected: &[u8]) {
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(d.join("restart.summary.json")).unwrap()).unwrap();
     assert_eq!(summary["skipped"], recorded as u64);
-    assert!(std::fs::read(&out).unwrap() == expected, "the rerun differs");
+    assert!(
+        std::fs::read(&out).unwrap() == expected,
+        "the rerun differs"
+    );
     println!("mpi: rank 2 killed after {recorded} recorded units; the rerun gives the same bytes");
 }
 
 fn hung_rank_is_lost_within_the_timeout(d: &Path, m: &Path) {
     let out = d.join("hang.json");
-    let (o, took) = mpirun(m, &out, &d.join("hang.journal"), 3_000, Some("hang,rank=1,after=1"));
+    let (o, took) = mpirun(
+        m,
+        &out,
+        &d.join("hang.journal"),
+        3_000,
+        Some("hang,rank=1,after=1"),
+    );
     let err = stderr(&o);
     assert!(!o.status.success());
     let lines: Vec<&str> = err.lines().filter(|l| l.contains("rank 1 lost")).collect();
     assert_eq!(lines.len(), 1, "{err}");
-    assert!(lines[0].starts_with("mpi-test: rank 1 lost: no message for 3."), "{err}");
+    assert!(
+        lines[0].starts_with("mpi-test: rank 1 lost: no message for 3."),
+        "{err}"
+    );
     // The timeout, plus start-up and tear-down.
     assert!(took < Duration::from_secs(40), "{took:?}");
-    println!("mpi: a hung rank stopped the job in {took:.1?} (timeout 3 s): {}", lines[0]);
+    println!(
+        "mpi: a hung rank stopped the job in {took:.1?} (timeout 3 s): {}",
+        lines[0]
+    );
 }
 
 fn bad_input_is_reported_once_with_its_rank(d: &Path) {
@@ -184,7 +214,13 @@ fn bad_input_is_reported_once_with_its_rank(d: &Path) {
         &[("c1", "a1.json", None), ("c2", "bad.json", None)],
         r#", "source_block": 2"#,
     );
-    let (o, _) = mpirun(&m, &sub.join("out.json"), &sub.join("journal"), 60_000, None);
+    let (o, _) = mpirun(
+        &m,
+        &sub.join("out.json"),
+        &sub.join("journal"),
+        60_000,
+        None,
+    );
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     let lines: Vec<&str> = err.lines().filter(|l| l.contains("no_such_node")).collect();

@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::corr::CorrCampaign;
 use crate::corr::gather::check_output;
 use crate::corr::job::{CorrJob, Runner};
-use crate::corr::CorrCampaign;
 use crate::error::{CampaignError, Result};
 use crate::fault::Fault;
 use crate::journal::{Journal, write_atomic};

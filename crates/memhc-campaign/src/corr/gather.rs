@@ -14,6 +14,9 @@ use crate::error::{CampaignError, Result};
 use crate::exact::from_exact_str;
 use crate::journal::write_atomic;
 
+/// A correlator's metadata (from the first unit that has it) and its values by time pair.
+type Found<'a> = (&'a CorrelatorValues, HashMap<(u32, u32), Value>);
+
 /// The format of the campaign's JSON output.
 pub const VALUES_FORMAT: &str = "memhc-campaign-values/1";
 
@@ -45,14 +48,13 @@ impl CampaignValues {
                 .get(i)
                 .and_then(Option::as_ref)
                 .ok_or_else(|| internal(format!("unit {} has no result", unit.key)))?;
-            let values: Correlators = from_exact_str(text)
-                .map_err(|e| internal(format!("unit {}: {e}", unit.key)))?;
+            let values: Correlators =
+                from_exact_str(text).map_err(|e| internal(format!("unit {}: {e}", unit.key)))?;
             per_config[units.of[i]].push(values);
         }
         let mut configurations = Vec::with_capacity(units.skeletons.len());
         for (skeleton, blocks) in units.skeletons.iter().zip(&per_config) {
-            let mut found: HashMap<&str, (&CorrelatorValues, HashMap<(u32, u32), Value>)> =
-                HashMap::new();
+            let mut found: HashMap<&str, Found> = HashMap::new();
             for c in blocks.iter().flat_map(|b| &b.correlators) {
                 let entry = found
                     .entry(c.name.as_str())

@@ -59,7 +59,11 @@ impl<R: Runner + ?Sized> Runner for Box<R> {
 }
 
 /// Runs `plan` on `backend` under `config`.
-pub fn run_on<B: Backend>(backend: B, config: Config, plan: &Plan) -> Result<Correlators, JobError> {
+pub fn run_on<B: Backend>(
+    backend: B,
+    config: Config,
+    plan: &Plan,
+) -> Result<Correlators, JobError> {
     let rt = Runtime::new(backend, config).map_err(JobError::line)?;
     let mut engine = Engine::new(rt);
     memhc_corr::run(plan, &mut engine, &mut |_| {}).map_err(JobError::line)

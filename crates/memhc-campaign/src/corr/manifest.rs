@@ -278,7 +278,10 @@ mod tests {
             ("{", "m.json: EOF"),
             (r#"{"configurations": []}"#, "no \"format\""),
             (r#"{"format": "memhc-campaign/9"}"#, "unknown format"),
-            (r#"{"format": "memhc-campaign/1", "configurations": []}"#, "no configurations"),
+            (
+                r#"{"format": "memhc-campaign/1", "configurations": []}"#,
+                "no configurations",
+            ),
             (
                 r#"{"format": "memhc-campaign/1", "configurations": [{"id": "a/b", "file": "x"}]}"#,
                 "not allowed",

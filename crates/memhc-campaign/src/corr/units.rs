@@ -64,9 +64,7 @@ pub fn units(manifest: &Manifest, dir: &Path, backend: &str) -> Result<Units> {
     };
     for (c, conf) in manifest.configurations.iter().enumerate() {
         let file_path = dir.join(&conf.file);
-        let place = |m: String| {
-            CampaignError::Usage(format!("configuration {}: {m}", conf.id))
-        };
+        let place = |m: String| CampaignError::Usage(format!("configuration {}: {m}", conf.id));
         let text = std::fs::read_to_string(&file_path)
             .map_err(|e| place(format!("{}: {e}", file_path.display())))?;
         let file = memhc_corr::io::parse_file(&text, &file_path.display().to_string())
@@ -247,7 +245,11 @@ mod tests {
         let f = file();
         let r = restrict(&f, &[0]);
         assert_eq!(r.correlators.len(), 1);
-        let pairs: Vec<_> = r.correlators[0].times.iter().map(|t| (t.source, t.sink)).collect();
+        let pairs: Vec<_> = r.correlators[0]
+            .times
+            .iter()
+            .map(|t| (t.source, t.sink))
+            .collect();
         assert_eq!(pairs, vec![(0, 1), (0, 2)]);
         let ids = |v: Vec<&str>| v.into_iter().map(str::to_owned).collect::<Vec<_>>();
         assert_eq!(
@@ -294,22 +296,37 @@ mod tests {
         assert_eq!((u.units[0].cost, u.units[1].cost), (3.0, 2.0));
         let spec: UnitSpec = serde_json::from_str(&u.units[3].spec).unwrap();
         assert_eq!((spec.sources, spec.seed), (vec![1], Some(9)));
-        assert_eq!(u.skeletons[0].correlators[1], ("D".to_owned(), vec![(1, 0)]));
+        assert_eq!(
+            u.skeletons[0].correlators[1],
+            ("D".to_owned(), vec![(1, 0)])
+        );
         assert_eq!(blocks(&u).get("c2"), Some(&2));
 
-        let only = Manifest::parse(&text.replace("\"source_block\": 1", "\"sources\": [1, 7]"), "m")
-            .unwrap();
+        let only = Manifest::parse(
+            &text.replace("\"source_block\": 1", "\"sources\": [1, 7]"),
+            "m",
+        )
+        .unwrap();
         let u = units(&only, &dir, "host").unwrap();
         assert_eq!(u.units.len(), 2);
         assert_eq!(u.skeletons[0].correlators[0].1, vec![(1, 2)]);
-        let none = Manifest::parse(&text.replace("\"source_block\": 1", "\"sources\": [7]"), "m")
-            .unwrap();
+        let none = Manifest::parse(
+            &text.replace("\"source_block\": 1", "\"sources\": [7]"),
+            "m",
+        )
+        .unwrap();
         let e = units(&none, &dir, "host").unwrap_err().to_string();
-        assert!(e.starts_with("configuration c1: ") && e.contains("none of"), "{e}");
-        let missing = Manifest::parse(&text.replace("\"f.json\"}, {", "\"g.json\"}, {"), "m")
-            .unwrap();
+        assert!(
+            e.starts_with("configuration c1: ") && e.contains("none of"),
+            "{e}"
+        );
+        let missing =
+            Manifest::parse(&text.replace("\"f.json\"}, {", "\"g.json\"}, {"), "m").unwrap();
         let e = units(&missing, &dir, "host").unwrap_err().to_string();
-        assert!(e.starts_with("configuration c1: ") && e.contains("g.json"), "{e}");
+        assert!(
+            e.starts_with("configuration c1: ") && e.contains("g.json"),
+            "{e}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
