@@ -15,11 +15,14 @@
 pub mod app;
 pub mod args;
 pub mod device;
+mod distributed;
 pub mod planning;
 pub mod plot;
 mod prepared;
 pub mod record;
 pub mod report;
+mod runargs;
+mod sweep;
 
 pub use memhc_workload::{error, file, generate, host_memory, plan, replay, run, workload};
 
