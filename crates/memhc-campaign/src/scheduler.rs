@@ -85,6 +85,20 @@ pub fn serve<L: MasterLink>(
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Summary> {
     let start = Instant::now();
+    if results.len() != units.len() {
+        return Err(CampaignError::Usage(format!(
+            "{} results for {} units",
+            results.len(),
+            units.len()
+        )));
+    }
+    let mut keys = std::collections::HashSet::new();
+    if let Some(u) = units.iter().find(|u| !keys.insert(u.key.as_str())) {
+        return Err(CampaignError::Usage(format!(
+            "two units are named {}",
+            u.key
+        )));
+    }
     let n = link.workers();
     let mut queue = pending(units, results);
     let mut summary = Summary {
@@ -262,5 +276,16 @@ mod tests {
         ];
         let results = [None, None, Some("done".into()), None];
         assert_eq!(pending(&units, &results), VecDeque::from([1, 3, 0]));
+    }
+
+    #[test]
+    fn units_must_have_distinct_names_and_a_result_slot_each() {
+        let (mut master, _workers) = crate::inprocess::links(1);
+        let t = Duration::from_millis(10);
+        let twice = [unit("a", 1.0), unit("a", 2.0)];
+        let e = serve(&mut master, &twice, &mut [None, None], None, t, &mut |_| {});
+        assert_eq!(e.unwrap_err().to_string(), "two units are named a");
+        let e = serve(&mut master, &twice[..1], &mut [], None, t, &mut |_| {});
+        assert!(e.unwrap_err().to_string().contains("0 results for 1 units"));
     }
 }

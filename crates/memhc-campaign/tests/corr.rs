@@ -10,7 +10,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{CONFIGURATIONS, a1_file, dir, manifest};
+use common::{CONFIGURATIONS, TWO, a1_at, a1_file, dir, manifest};
 
 use memhc_campaign::corr::units::reseed;
 use memhc_campaign::corr::{CampaignValues, CorrCampaign, CorrJob, HostRunner};
@@ -45,13 +45,14 @@ fn run(
 #[test]
 fn any_number_of_ranks_gives_the_same_bytes_and_the_doubles_of_whole_file_runs() {
     let d = dir("ranks");
-    memhc_corr::save(&a1_file(3), &d.join("a1.json")).unwrap();
-    let m = manifest(&d, &CONFIGURATIONS, r#", "source_block": 2"#);
+    // Three sources in blocks of two: units of two sources and of one.
+    memhc_corr::save(&a1_at(3, &[0, 4, 8]), &d.join("a1.json")).unwrap();
+    let m = manifest(&d, &TWO, r#", "source_block": 2"#);
     let campaign = CorrCampaign::load(&m, "host").unwrap();
-    assert_eq!(campaign.units().len(), 6);
+    assert_eq!(campaign.units().len(), 4);
     let timing = Timing::with_timeout(Duration::from_secs(60));
     let (one, values) = run(&campaign, 1, None, &timing).unwrap();
-    for ranks in [2, 3] {
+    for ranks in [3] {
         assert!(
             run(&campaign, ranks, None, &timing).unwrap().0 == one,
             "{ranks} ranks"
@@ -60,9 +61,9 @@ fn any_number_of_ranks_gives_the_same_bytes_and_the_doubles_of_whole_file_runs()
 
     // Each configuration against `memhc run` of its whole file (read from disk as the
     // campaign reads it, planned as one piece, run in one process), and the dense reference.
-    assert_eq!(values.configurations.len(), 3);
+    assert_eq!(values.configurations.len(), 2);
     let text = std::fs::read_to_string(d.join("a1.json")).unwrap();
-    for (conf, (_, _, seed)) in values.configurations.iter().zip(CONFIGURATIONS) {
+    for (conf, (_, _, seed)) in values.configurations.iter().zip(TWO) {
         let mut file = memhc_corr::io::parse_file(&text, "a1.json").unwrap();
         if let Some(s) = seed {
             reseed(&mut file, s);
@@ -77,12 +78,15 @@ fn any_number_of_ranks_gives_the_same_bytes_and_the_doubles_of_whole_file_runs()
         )
         .unwrap();
         assert!(conf.correlators == whole.correlators, "{} differs", conf.id);
-        let got = memhc_corr::Correlators {
-            format: whole.format.clone(),
-            correlators: conf.correlators.clone(),
-        };
-        let reference = memhc_corr::reference::correlators(&model).unwrap();
-        assert!(got.max_relative_error(&reference) <= 1e-12);
+        // The independent dense reference (once: memhc-corr's own tests do the rest).
+        if seed.is_none() {
+            let got = memhc_corr::Correlators {
+                format: whole.format.clone(),
+                correlators: conf.correlators.clone(),
+            };
+            let reference = memhc_corr::reference::correlators(&model).unwrap();
+            assert!(got.max_relative_error(&reference) <= 1e-12);
+        }
     }
     // Configurations differ (their seeds do).
     assert_ne!(

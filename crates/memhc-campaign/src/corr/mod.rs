@@ -33,11 +33,17 @@ pub struct CorrCampaign {
 
 impl CorrCampaign {
     /// Reads the manifest at `path` and every configuration file it names (relative to the
-    /// manifest's directory), and makes the units, to run on `backend`.
+    /// manifest's directory, made absolute in the units' specs), and makes the units, to run
+    /// on `backend`.
     pub fn load(path: &Path, backend: &str) -> Result<Self> {
         let manifest = Manifest::load(path)?;
-        let dir = path.parent().unwrap_or(Path::new(""));
-        let units = units::units(&manifest, dir, backend)?;
+        // Absolute: a rank elsewhere (another node, another working directory) finds the files.
+        let dir = std::path::absolute(path)
+            .map_err(|e| crate::error::CampaignError::io(path, e))?
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let units = units::units(&manifest, &dir, backend)?;
         Ok(CorrCampaign { manifest, units })
     }
 

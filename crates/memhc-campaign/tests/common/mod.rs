@@ -20,7 +20,12 @@ pub fn dir(name: &str) -> PathBuf {
 /// The a1_rhopi basis (the MemHC paper's first preset) at four time sources (0, 4, 8, 12),
 /// each with its sink 8 later; node components `n x n`.
 pub fn a1_file(n: usize) -> CorrFile {
-    let times: Vec<TimePair> = [0, 4, 8, 12]
+    a1_at(n, &[0, 4, 8, 12])
+}
+
+/// The a1_rhopi basis at the time sources `sources`, each with its sink 8 later.
+pub fn a1_at(n: usize, sources: &[u32]) -> CorrFile {
+    let times: Vec<TimePair> = sources
         .iter()
         .map(|&s| TimePair {
             source: s,
@@ -55,6 +60,12 @@ pub fn manifest(d: &Path, configurations: &[(&str, &str, Option<u64>)], extra: &
     std::fs::write(&p, text).unwrap();
     p
 }
+
+/// Two configurations of one file, one of them reseeded.
+pub const TWO: [(&str, &str, Option<u64>); 2] = [
+    ("cfg1000", "a1.json", None),
+    ("cfg1010", "a1.json", Some(1010)),
+];
 
 /// Three configurations of one file, two of them reseeded.
 pub const CONFIGURATIONS: [(&str, &str, Option<u64>); 3] = [
