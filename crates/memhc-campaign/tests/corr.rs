@@ -52,12 +52,8 @@ fn any_number_of_ranks_gives_the_same_bytes_and_the_doubles_of_whole_file_runs()
     assert_eq!(campaign.units().len(), 4);
     let timing = Timing::with_timeout(Duration::from_secs(60));
     let (one, values) = run(&campaign, 1, None, &timing).unwrap();
-    for ranks in [3] {
-        assert!(
-            run(&campaign, ranks, None, &timing).unwrap().0 == one,
-            "{ranks} ranks"
-        );
-    }
+    let (three, _) = run(&campaign, 3, None, &timing).unwrap();
+    assert!(three == one, "3 ranks differ from 1");
 
     // Each configuration against `memhc run` of its whole file (read from disk as the
     // campaign reads it, planned as one piece, run in one process), and the dense reference.
