@@ -11,11 +11,11 @@ use std::process::{Command, Output};
 
 const SWEEP: &[&str] = &[
     "--tensor-size",
-    "8",
+    "4",
     "--vector-size",
     "4",
     "--vectors",
-    "10",
+    "6",
     "--sweep",
     "repeat=0,0.25,0.5,0.75,1",
     "--sweep",
