@@ -4,6 +4,7 @@
 //! here, is a one-line error.
 
 use hadron::Engine;
+use memhc_campaign::corr::{HostRunner, Runner};
 use memhc_core::backend::timeline::WorkSpan;
 use memhc_core::{Backend, Config, EventLog, Runtime, Stats};
 use memhc_corr::{Correlators, Plan, Progress};
@@ -82,4 +83,93 @@ fn run<B: Backend>(
     };
     let log = engine.runtime_mut().take_events().map(|log| (log, spans));
     Ok((values, engine.runtime().stats(), log))
+}
+
+/// `memhc campaign`'s runner of `--backend NAME`: the host reference device, or a GPU
+/// backend this build has, on the GPU of the rank's node-local rank (one GPU per rank).
+pub fn campaign_runner(name: &str) -> Result<Box<dyn Runner>, String> {
+    match choose(name)? {
+        BackendChoice::Host => Ok(Box::new(HostRunner)),
+        #[cfg(feature = "cuda")]
+        BackendChoice::Cuda => Ok(Box::new(gpu::CudaRunner)),
+        #[cfg(feature = "rocm")]
+        BackendChoice::Rocm => Ok(Box::new(gpu::RocmRunner)),
+        #[allow(unreachable_patterns)]
+        other => Err(format!(
+            "--backend {}: not compiled into this build",
+            other.name()
+        )),
+    }
+}
+
+#[cfg(any(feature = "cuda", feature = "rocm"))]
+mod gpu {
+    use memhc_campaign::corr::{Runner, run_on};
+    use memhc_campaign::{JobError, RankContext};
+    use memhc_core::Config;
+    use memhc_corr::{Correlators, Plan};
+
+    fn unavailable(e: memhc_core::BackendError) -> JobError {
+        JobError::line(memhc_core::Error::from(e))
+    }
+
+    /// CUDA on the GPU `local_rank mod devices`.
+    #[cfg(feature = "cuda")]
+    pub struct CudaRunner;
+
+    #[cfg(feature = "cuda")]
+    impl Runner for CudaRunner {
+        fn name(&self) -> &str {
+            "cuda"
+        }
+
+        fn check(&self, _ctx: &RankContext) -> Result<(), JobError> {
+            memhc_cuda::probe().map(drop).map_err(unavailable)
+        }
+
+        fn run(
+            &self,
+            plan: &Plan,
+            config: Config,
+            budget: usize,
+            ctx: &RankContext,
+        ) -> Result<Correlators, JobError> {
+            let devices = memhc_cuda::probe().map_err(unavailable)?.devices;
+            let options = memhc_cuda::GpuOptions::default()
+                .device(ctx.device(devices))
+                .budget(budget);
+            let backend = memhc_cuda::CudaBackend::with_options(options).map_err(unavailable)?;
+            run_on(backend, config, plan)
+        }
+    }
+
+    /// ROCm on the GPU `local_rank mod devices`.
+    #[cfg(feature = "rocm")]
+    pub struct RocmRunner;
+
+    #[cfg(feature = "rocm")]
+    impl Runner for RocmRunner {
+        fn name(&self) -> &str {
+            "rocm"
+        }
+
+        fn check(&self, _ctx: &RankContext) -> Result<(), JobError> {
+            memhc_hip::probe().map(drop).map_err(unavailable)
+        }
+
+        fn run(
+            &self,
+            plan: &Plan,
+            config: Config,
+            budget: usize,
+            ctx: &RankContext,
+        ) -> Result<Correlators, JobError> {
+            let devices = memhc_hip::probe().map_err(unavailable)?.devices;
+            let options = memhc_hip::GpuOptions::default()
+                .device(ctx.device(devices))
+                .budget(budget);
+            let backend = memhc_hip::HipBackend::with_options(options).map_err(unavailable)?;
+            run_on(backend, config, plan)
+        }
+    }
 }

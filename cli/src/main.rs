@@ -1,13 +1,14 @@
 //! `memhc`: correlation functions from a `memhc-corr/1` file. `memhc gen PRESET -o FILE`
 //! writes a preset workload, `memhc plan FILE` prints the planner's report, `memhc run FILE`
-//! plans, runs on the runtime and writes the correlators. Bad input: one line on stderr, exit
-//! code 2.
+//! plans, runs on the runtime and writes the correlators; `memhc campaign MANIFEST` runs many
+//! configurations and time sources over MPI ranks (`mpirun -n K memhc campaign ...`, in a
+//! build with `--features mpi`), restartable. Bad input: one line on stderr, exit code 2.
 #![forbid(unsafe_code)]
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 mod backend;
 
@@ -16,7 +17,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use memhc_core::Config;
 use memhc_corr::{Order, PlanOptions};
 use memhc_corr_gen::file::{FileOptions, to_file};
-use memhc_corr_gen::presets::Preset;
+use memhc_corr_gen::model::TimePair;
+use memhc_corr_gen::presets::{Preset, correlator_matrix};
 use memhc_synth::args::{parse_bytes, parse_modes, parse_policies};
 use memhc_synth::observe::Observe;
 
@@ -40,6 +42,10 @@ enum Command {
         /// Base seed of the node data.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Time sources, comma separated: the preset's time pairs (source 0, sinks t) are
+        /// repeated at each source s as (s, s + t). Default: the preset's, source 0 only.
+        #[arg(long, value_delimiter = ',')]
+        sources: Vec<u32>,
         /// Where to write the file.
         #[arg(short, long)]
         out: PathBuf,
@@ -91,6 +97,32 @@ enum Command {
         #[arg(long)]
         report: bool,
     },
+    /// Run a campaign: every configuration of a manifest (docs/campaign-format.md), in units
+    /// of (configuration x block of time sources) handed out to MPI ranks (`mpirun -n K memhc
+    /// campaign ...` in a build with `--features mpi`; one process otherwise), each completed
+    /// unit recorded so that a rerun resumes; one output for all.
+    Campaign {
+        /// The campaign manifest (memhc-campaign/1).
+        manifest: PathBuf,
+        /// The output: .json (memhc-campaign-values/1) or .csv.
+        #[arg(short, long)]
+        out: PathBuf,
+        /// The journal of completed units (default: the output's path + `.journal`).
+        #[arg(long)]
+        journal: Option<PathBuf>,
+        /// Backend of every rank: host, cuda or rocm (GPU: the node-local rank's device).
+        #[arg(long, default_value = "host")]
+        backend: String,
+        /// Seconds a rank waits for another before taking it as lost.
+        #[arg(long, default_value_t = 120.0)]
+        timeout: f64,
+        /// Write a JSON summary (ranks, units, seconds per rank).
+        #[arg(long)]
+        summary: Option<PathBuf>,
+        /// No line per unit done.
+        #[arg(long)]
+        quiet: bool,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -128,6 +160,39 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
+    if let Command::Campaign {
+        manifest,
+        out,
+        journal,
+        backend,
+        timeout,
+        summary,
+        quiet,
+    } = cli.command
+    {
+        let runner = match backend::campaign_runner(&backend) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("memhc: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        if !(timeout.is_finite() && timeout > 0.0) {
+            eprintln!("memhc: --timeout {timeout}: must be a positive number of seconds");
+            return ExitCode::from(2);
+        }
+        let options = memhc_campaign::corr::CampaignOptions {
+            manifest,
+            out,
+            journal,
+            timeout: Duration::from_secs_f64(timeout),
+            summary,
+            progress: !quiet,
+        };
+        return ExitCode::from(memhc_campaign::corr::command::main(
+            "memhc", runner, &options,
+        ));
+    }
     match execute(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -143,6 +208,7 @@ fn execute(cli: Cli) -> Result<(), String> {
             preset,
             tensor_size,
             seed,
+            sources,
             out,
         } => {
             let p: Preset = preset.parse().map_err(|e| format!("{e}"))?;
@@ -150,7 +216,11 @@ fn execute(cli: Cli) -> Result<(), String> {
             if n == 0 {
                 return Err("--tensor-size must be at least 1".into());
             }
-            let g = p.generate();
+            let g = if sources.is_empty() {
+                p.generate()
+            } else {
+                correlator_matrix(&p.basis(), &at_sources(&p.times(), &sources)?)
+            };
             let keys = BTreeMap::from([("channel".to_owned(), p.name().to_owned())]);
             let file = to_file(
                 &g,
@@ -296,7 +366,26 @@ fn execute(cli: Cli) -> Result<(), String> {
             }
             Ok(())
         }
+        Command::Campaign { .. } => Err("internal: campaign is run by main".into()),
     }
+}
+
+/// The preset's time pairs (all at source 0) repeated at each source: `(s, s + sink)`.
+fn at_sources(times: &[TimePair], sources: &[u32]) -> Result<Vec<TimePair>, String> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for &s in sources {
+        if !seen.insert(s) {
+            return Err(format!("--sources: {s} is listed twice"));
+        }
+        for t in times {
+            let sink = s
+                .checked_add(t.sink.saturating_sub(t.source))
+                .ok_or_else(|| format!("--sources: {s} is too large"))?;
+            out.push(TimePair { source: s, sink });
+        }
+    }
+    Ok(out)
 }
 
 /// The forms `--out` writes.

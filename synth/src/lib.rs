@@ -15,12 +15,15 @@
 pub mod app;
 pub mod args;
 pub mod device;
+mod distributed;
 pub mod observe;
 pub mod planning;
 pub mod plot;
 mod prepared;
 pub mod record;
 pub mod report;
+mod runargs;
+mod sweep;
 
 pub use memhc_workload::{error, file, generate, host_memory, plan, replay, run, workload};
 

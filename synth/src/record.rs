@@ -2,10 +2,10 @@
 //! the names in `docs/architecture.md` ("Workloads and metrics"). JSON and CSV files hold one
 //! record per run, flat.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One run of one point with one policy and mode.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     /// Eviction policy.
     pub policy: String,

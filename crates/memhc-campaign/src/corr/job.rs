@@ -1,0 +1,154 @@
+//! Running one unit of a correlator campaign on a rank: read the configuration's file, shift
+//! its seeds, restrict it to the unit's time sources, check it (node data included), plan it
+//! and run it on the rank's device. The result is the unit's correlators, as exact text.
+//!
+//! Where the plan runs is a [`Runner`]: [`HostRunner`] here; a command line adds the GPU
+//! backends it is built with, each choosing its GPU by the rank's node-local rank.
+
+use std::path::Path;
+
+use hadron::Engine;
+use memhc_core::{Backend, Config, Runtime};
+use memhc_corr::{CorrError, Correlators, Model, Plan};
+use memhc_host::HostBackend;
+
+use crate::corr::manifest::RunSettings;
+use crate::corr::units::{UnitSpec, reseed, restrict};
+use crate::exact::to_exact_string;
+use crate::job::{Job, JobError, RankContext};
+
+/// Runs a correlator plan on a device.
+pub trait Runner: Sync {
+    /// The backend's name (`host`, `cuda`, `rocm`), as in unit specs.
+    fn name(&self) -> &str;
+
+    /// Checks, once per rank, that the device opens here.
+    fn check(&self, ctx: &RankContext) -> Result<(), JobError> {
+        let _ = ctx;
+        Ok(())
+    }
+
+    /// Runs `plan` under `config` on a fresh device of `budget` bytes (the GPU of this rank).
+    fn run(
+        &self,
+        plan: &Plan,
+        config: Config,
+        budget: usize,
+        ctx: &RankContext,
+    ) -> Result<Correlators, JobError>;
+}
+
+impl<R: Runner + ?Sized> Runner for Box<R> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    fn check(&self, ctx: &RankContext) -> Result<(), JobError> {
+        (**self).check(ctx)
+    }
+
+    fn run(
+        &self,
+        plan: &Plan,
+        config: Config,
+        budget: usize,
+        ctx: &RankContext,
+    ) -> Result<Correlators, JobError> {
+        (**self).run(plan, config, budget, ctx)
+    }
+}
+
+/// Runs `plan` on `backend` under `config`.
+pub fn run_on<B: Backend>(
+    backend: B,
+    config: Config,
+    plan: &Plan,
+) -> Result<Correlators, JobError> {
+    let rt = Runtime::new(backend, config).map_err(JobError::line)?;
+    let mut engine = Engine::new(rt);
+    memhc_corr::run(plan, &mut engine, &mut |_| {}).map_err(JobError::line)
+}
+
+/// The host reference backend.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HostRunner;
+
+impl Runner for HostRunner {
+    fn name(&self) -> &str {
+        "host"
+    }
+
+    fn run(
+        &self,
+        plan: &Plan,
+        config: Config,
+        budget: usize,
+        _ctx: &RankContext,
+    ) -> Result<Correlators, JobError> {
+        run_on(HostBackend::new(budget), config, plan)
+    }
+}
+
+/// The job of a correlator campaign: each unit a [`UnitSpec`], run through a [`Runner`].
+#[derive(Clone, Debug, Default)]
+pub struct CorrJob<R> {
+    runner: R,
+}
+
+impl<R: Runner> CorrJob<R> {
+    /// A job that runs its units on `runner`.
+    pub fn new(runner: R) -> Self {
+        CorrJob { runner }
+    }
+}
+
+/// The checked model of a unit: its file read, seeds shifted, restricted to its sources, and
+/// checked against the file's directory (node data included). Errors name the file.
+pub fn unit_model(spec: &UnitSpec) -> Result<Model, CorrError> {
+    let name = spec.file.display().to_string();
+    let text = std::fs::read_to_string(&spec.file).map_err(|e| CorrError::io(&spec.file, e))?;
+    let mut file = memhc_corr::io::parse_file(&text, &name)?;
+    if let Some(seed) = spec.seed {
+        reseed(&mut file, seed);
+    }
+    let file = restrict(&file, &spec.sources);
+    let dir = spec.file.parent().unwrap_or(Path::new(""));
+    Model::new(file, dir).map_err(|e| match e {
+        CorrError::Invalid(i) => CorrError::Invalid(i.within(name)),
+        other => other,
+    })
+}
+
+/// The plan of a unit, and the budget it runs with (the settings', or the plan's peak).
+pub fn unit_plan(model: &Model, run: &RunSettings) -> Result<(Plan, usize), JobError> {
+    let plan = memhc_corr::plan(model, &run.plan_options()).map_err(JobError::line)?;
+    let budget = match &run.budget {
+        Some(b) => b.get().map_err(JobError)?,
+        None => plan.report.peak_bytes.max(1),
+    };
+    Ok((plan, usize::try_from(budget).unwrap_or(usize::MAX)))
+}
+
+impl<R: Runner> Job for CorrJob<R> {
+    fn setup(&self, ctx: &RankContext) -> Result<(), JobError> {
+        self.runner.check(ctx)
+    }
+
+    fn run(&self, spec: &str, ctx: &RankContext) -> Result<String, JobError> {
+        let spec: UnitSpec =
+            serde_json::from_str(spec).map_err(|e| JobError(format!("a bad unit spec: {e}")))?;
+        if spec.backend != self.runner.name() {
+            return Err(JobError(format!(
+                "the unit is for the {} backend, this rank runs {}",
+                spec.backend,
+                self.runner.name()
+            )));
+        }
+        let model = unit_model(&spec).map_err(JobError::line)?;
+        let (plan, budget) = unit_plan(&model, &spec.run)?;
+        let values = self
+            .runner
+            .run(&plan, spec.run.config(budget), budget, ctx)?;
+        to_exact_string(&values).map_err(JobError::line)
+    }
+}
