@@ -113,63 +113,54 @@ mod gpu {
         JobError::line(memhc_core::Error::from(e))
     }
 
-    /// CUDA on the GPU `local_rank mod devices`.
-    #[cfg(feature = "cuda")]
-    pub struct CudaRunner;
+    /// A campaign runner on the GPU `local_rank mod devices` of one GPU backend crate (the
+    /// two crates have the same `probe`, `GpuOptions` and `with_options`).
+    macro_rules! gpu_runner {
+        ($feature:literal, $runner:ident, $krate:ident, $backend:ident, $doc:literal) => {
+            #[doc = $doc]
+            #[cfg(feature = $feature)]
+            pub struct $runner;
 
-    #[cfg(feature = "cuda")]
-    impl Runner for CudaRunner {
-        fn name(&self) -> &str {
-            "cuda"
-        }
+            #[cfg(feature = $feature)]
+            impl Runner for $runner {
+                fn name(&self) -> &str {
+                    $feature
+                }
 
-        fn check(&self, _ctx: &RankContext) -> Result<(), JobError> {
-            memhc_cuda::probe().map(drop).map_err(unavailable)
-        }
+                fn check(&self, _ctx: &RankContext) -> Result<(), JobError> {
+                    $krate::probe().map(drop).map_err(unavailable)
+                }
 
-        fn run(
-            &self,
-            plan: &Plan,
-            config: Config,
-            budget: usize,
-            ctx: &RankContext,
-        ) -> Result<Correlators, JobError> {
-            let devices = memhc_cuda::probe().map_err(unavailable)?.devices;
-            let options = memhc_cuda::GpuOptions::default()
-                .device(ctx.device(devices))
-                .budget(budget);
-            let backend = memhc_cuda::CudaBackend::with_options(options).map_err(unavailable)?;
-            run_on(backend, config, plan)
-        }
+                fn run(
+                    &self,
+                    plan: &Plan,
+                    config: Config,
+                    budget: usize,
+                    ctx: &RankContext,
+                ) -> Result<Correlators, JobError> {
+                    let devices = $krate::probe().map_err(unavailable)?.devices;
+                    let options = $krate::GpuOptions::default()
+                        .device(ctx.device(devices))
+                        .budget(budget);
+                    let backend = $krate::$backend::with_options(options).map_err(unavailable)?;
+                    run_on(backend, config, plan)
+                }
+            }
+        };
     }
 
-    /// ROCm on the GPU `local_rank mod devices`.
-    #[cfg(feature = "rocm")]
-    pub struct RocmRunner;
-
-    #[cfg(feature = "rocm")]
-    impl Runner for RocmRunner {
-        fn name(&self) -> &str {
-            "rocm"
-        }
-
-        fn check(&self, _ctx: &RankContext) -> Result<(), JobError> {
-            memhc_hip::probe().map(drop).map_err(unavailable)
-        }
-
-        fn run(
-            &self,
-            plan: &Plan,
-            config: Config,
-            budget: usize,
-            ctx: &RankContext,
-        ) -> Result<Correlators, JobError> {
-            let devices = memhc_hip::probe().map_err(unavailable)?.devices;
-            let options = memhc_hip::GpuOptions::default()
-                .device(ctx.device(devices))
-                .budget(budget);
-            let backend = memhc_hip::HipBackend::with_options(options).map_err(unavailable)?;
-            run_on(backend, config, plan)
-        }
-    }
+    gpu_runner!(
+        "cuda",
+        CudaRunner,
+        memhc_cuda,
+        CudaBackend,
+        "CUDA on the GPU `local_rank mod devices`."
+    );
+    gpu_runner!(
+        "rocm",
+        RocmRunner,
+        memhc_hip,
+        HipBackend,
+        "ROCm on the GPU `local_rank mod devices`."
+    );
 }

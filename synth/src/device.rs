@@ -7,7 +7,7 @@ use std::str::FromStr;
 use memhc_host::host::HostBackend;
 
 use crate::error::{Result, SynthError};
-use crate::run::{RunSpec, Traced, run, run_traced};
+use crate::run::{RunSpec, Traced, run_observed};
 use crate::workload::{Analysis, Workload};
 
 /// The backend of a run.
@@ -86,25 +86,6 @@ impl BackendChoice {
     }
 }
 
-/// One run on `backend`; with `events`, the runtime records its event log (else it is empty).
-fn go<B: memhc_core::Backend>(
-    backend: B,
-    w: &Workload,
-    a: &Analysis,
-    spec: &RunSpec,
-    events: bool,
-    progress: &mut dyn FnMut(usize),
-) -> Result<Traced> {
-    match events {
-        true => run_traced(backend, w, a, spec, progress),
-        false => run(backend, w, a, spec, progress).map(|outcome| Traced {
-            outcome,
-            events: Default::default(),
-            timeline: Vec::new(),
-        }),
-    }
-}
-
 fn not_compiled(choice: BackendChoice) -> SynthError {
     SynthError::Usage(format!(
         "--backend {}: not compiled into this build",
@@ -124,18 +105,20 @@ pub fn run_on(
     progress: &mut dyn FnMut(usize),
 ) -> Result<Traced> {
     match choice {
-        BackendChoice::Host => go(HostBackend::new(spec.budget), w, a, spec, events, progress),
+        BackendChoice::Host => {
+            run_observed(HostBackend::new(spec.budget), w, a, spec, events, progress)
+        }
         #[cfg(feature = "cuda")]
         BackendChoice::Cuda => {
             let backend = memhc_cuda::CudaBackend::with_budget(spec.budget)
                 .map_err(memhc_core::Error::from)?;
-            go(backend, w, a, spec, events, progress)
+            run_observed(backend, w, a, spec, events, progress)
         }
         #[cfg(feature = "rocm")]
         BackendChoice::Rocm => {
             let backend =
                 memhc_hip::HipBackend::with_budget(spec.budget).map_err(memhc_core::Error::from)?;
-            go(backend, w, a, spec, events, progress)
+            run_observed(backend, w, a, spec, events, progress)
         }
         #[allow(unreachable_patterns)]
         other => Err(not_compiled(other)),

@@ -144,7 +144,7 @@ pub fn run<B: Backend>(
     spec: &RunSpec,
     progress: &mut dyn FnMut(usize),
 ) -> Result<Outcome> {
-    run_with(backend, w, a, spec, false, progress).map(|t| t.outcome)
+    run_observed(backend, w, a, spec, false, progress).map(|t| t.outcome)
 }
 
 /// A run with its event log ([`run_traced`]).
@@ -167,10 +167,12 @@ pub fn run_traced<B: Backend>(
     spec: &RunSpec,
     progress: &mut dyn FnMut(usize),
 ) -> Result<Traced> {
-    run_with(backend, w, a, spec, true, progress)
+    run_observed(backend, w, a, spec, true, progress)
 }
 
-fn run_with<B: Backend>(
+/// [`run_traced`] if `events`, else [`run`] with an empty event log (the backend's timeline is
+/// taken either way): for callers that choose at run time.
+pub fn run_observed<B: Backend>(
     backend: B,
     w: &Workload,
     a: &Analysis,
