@@ -185,6 +185,6 @@ int main(int argc, char **argv) {
     memhc_corr_release(plain);
     memhc_corr_results_release(res);
     memhc_corr_release(corr);
-    printf(bad ? "corr: FAILED\n" : "corr: every value matches plain loops within 1e-12\n");
+    puts(bad ? "corr: FAILED" : "corr: every value matches plain loops within 1e-12");
     return bad;
 }
