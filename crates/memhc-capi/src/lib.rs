@@ -42,9 +42,9 @@ pub mod types;
 
 pub use status::{Failure, MemhcStatus};
 pub use types::{
-    MemhcComplex, MemhcConfig, MemhcContraction, MemhcCorr, MemhcCorrOptions,
-    MemhcCorrPlanReport, MemhcCorrResults, MemhcCorrTime, MemhcObject, MemhcPair, MemhcPlan,
-    MemhcRuntime, MemhcStats, MemhcTerm,
+    MemhcComplex, MemhcConfig, MemhcContraction, MemhcCorr, MemhcCorrOptions, MemhcCorrPlanReport,
+    MemhcCorrResults, MemhcCorrTime, MemhcObject, MemhcPair, MemhcPlan, MemhcRuntime, MemhcStats,
+    MemhcTerm,
 };
 
 /// Where the committed header lives, relative to the workspace root.

@@ -167,7 +167,10 @@ fn the_example_file_runs_reads_and_verifies() {
     // SAFETY: a local out-parameter.
     assert_eq!(unsafe { memhc_corr_results_count(r, &mut count) }, S::Ok);
     assert_eq!(count, 2);
-    assert_eq!((name(r, 0), name(r, 1)), ("C_pi_pi".into(), "C_pi_3pt".into()));
+    assert_eq!(
+        (name(r, 0), name(r, 1)),
+        ("C_pi_pi".into(), "C_pi_3pt".into())
+    );
     let (t, _) = read(r, 0);
     assert_eq!(
         t,
@@ -292,7 +295,10 @@ fn null_handles_null_pointers_and_wrong_kinds_are_refused() {
             "is a correlator file handle",
         );
         // Both buffers null: nothing to copy, but the length is still checked.
-        assert_eq!(memhc_corr_results_values(r, 0, null_mut(), null_mut(), 2), S::Ok);
+        assert_eq!(
+            memhc_corr_results_values(r, 0, null_mut(), null_mut(), 2),
+            S::Ok
+        );
     }
     assert_eq!(memhc_corr_results_release(r), S::Ok);
     assert_eq!(memhc_corr_release(h), S::Ok);
@@ -419,7 +425,11 @@ fn missing_and_bad_files_and_bad_runs() {
     let text = DOC_EXAMPLE.replace(r#"["a", "b", "c"]"#, r#"["a", "b", "x"]"#);
     assert!(std::fs::write(&bad, text).is_ok());
     let (s, _) = open(&c_path(&bad));
-    expect(s, S::InvalidFile, "bad.json: graph g1, loop 0: unknown node \"x\"");
+    expect(
+        s,
+        S::InvalidFile,
+        "bad.json: graph g1, loop 0: unknown node \"x\"",
+    );
     let npy = dir.join("npy.json");
     let text = DOC_EXAMPLE.replace(r#"{"seed": 3}"#, r#"{"npy": "c.npy"}"#);
     assert!(std::fs::write(&npy, text).is_ok());
@@ -456,7 +466,12 @@ fn missing_and_bad_files_and_bad_runs() {
     let out = c_path(&dir.join("c.json"));
     // SAFETY: NUL-terminated strings.
     unsafe {
-        assert_eq!(memhc_corr_results_write(r, out.as_ptr()), S::Ok, "{}", last());
+        assert_eq!(
+            memhc_corr_results_write(r, out.as_ptr()),
+            S::Ok,
+            "{}",
+            last()
+        );
         let text = std::fs::read_to_string(dir.join("c.json")).unwrap_or_default();
         assert!(text.contains("memhc-corr-values/1") && text.contains("C_pi_3pt"));
         let csv = c_path(&dir.join("c.csv"));

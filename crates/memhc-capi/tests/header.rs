@@ -52,7 +52,10 @@ fn readme_c_correlator_example_is_the_one_ci_runs() -> Result<(), Box<dyn std::e
     let readme = std::fs::read_to_string(root.join("README.md"))?;
     let example = std::fs::read_to_string(root.join("examples/c/corr.c"))?;
     let marker = "    /* README */\n";
-    let start = example.find(marker).ok_or("examples/c/corr.c has no README marker")? + marker.len();
+    let start = example
+        .find(marker)
+        .ok_or("examples/c/corr.c has no README marker")?
+        + marker.len();
     let len = example[start..]
         .find(marker)
         .ok_or("examples/c/corr.c has one README marker, not two")?;

@@ -363,7 +363,10 @@ mod tests {
     #[test]
     fn the_example_file_matches_the_reference_under_every_option() -> Result<()> {
         let reference = load_correlators(pion())?.reference()?;
-        assert_eq!(reference.names().collect::<Vec<_>>(), ["C_pi_pi", "C_pi_3pt"]);
+        assert_eq!(
+            reference.names().collect::<Vec<_>>(),
+            ["C_pi_pi", "C_pi_3pt"]
+        );
         assert_eq!(reference.times(0)?, vec![(0, 2), (0, 3)]);
         assert_eq!(reference.find("C_pi_3pt"), Some(1));
         assert_eq!(reference.find("nope"), None);
@@ -435,7 +438,11 @@ mod tests {
         if !cfg!(feature = "hdf5") {
             let e = got.write(dir.join("c.h5")).err();
             assert_eq!(e.as_ref().map(|e| e.kind()), Some(ErrorKind::Unavailable));
-            assert!(e.map(|e| e.to_string()).unwrap_or_default().contains("hdf5"));
+            assert!(
+                e.map(|e| e.to_string())
+                    .unwrap_or_default()
+                    .contains("hdf5")
+            );
         }
         assert_eq!(
             kind(got.write(dir.join("no/such/dir/c.json"))),
@@ -465,7 +472,11 @@ mod tests {
         let npy = DOC_EXAMPLE.replace(r#"{"seed": 3}"#, r#"{"npy": "c.npy"}"#);
         let e = load_correlators(write(&dir, "npy.json", &npy)).err();
         assert_eq!(e.as_ref().map(|e| e.kind()), Some(ErrorKind::InvalidFile));
-        assert!(e.map(|e| e.to_string()).unwrap_or_default().contains("node c"));
+        assert!(
+            e.map(|e| e.to_string())
+                .unwrap_or_default()
+                .contains("node c")
+        );
         let zero = CorrOptions {
             vector_size: 0,
             ..CorrOptions::default()
@@ -476,7 +487,10 @@ mod tests {
         );
         // A budget below one contraction's working set does not fit: its own kind.
         let run = load_correlators(pion())?;
-        assert_eq!(kind(run.run(&Options::host(1024))), Some(ErrorKind::DoesNotFit));
+        assert_eq!(
+            kind(run.run(&Options::host(1024))),
+            Some(ErrorKind::DoesNotFit)
+        );
         let _ = std::fs::remove_dir_all(dir);
         Ok(())
     }

@@ -76,10 +76,10 @@ pub use session::Session;
 /// The hadron layer (nodes, mappings, contractions, traces), re-exported for the types the
 /// session's methods take.
 pub use hadron;
-/// The correlator crate (file format, planner, values), re-exported for the types
-/// [`CorrRun`] and [`CorrResults`] return.
-pub use memhc_corr;
 /// The element type: a complex double (`re`, `im`), laid out as C's `double _Complex` and
 /// C++'s `std::complex<double>`.
 pub use memhc_core::Complex64;
 pub use memhc_core::{ObjectId, Stats};
+/// The correlator crate (file format, planner, values), re-exported for the types
+/// [`CorrRun`] and [`CorrResults`] return.
+pub use memhc_corr;

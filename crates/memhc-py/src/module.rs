@@ -429,7 +429,10 @@ fn plan_correlators<'py>(
     let d = PyDict::new(py);
     for (k, v) in [
         ("loops", r.loops),
-        ("contractions_without_sharing", r.contractions_without_sharing),
+        (
+            "contractions_without_sharing",
+            r.contractions_without_sharing,
+        ),
         ("contractions", r.contractions),
         ("traces", r.traces),
         ("flops", r.flops),

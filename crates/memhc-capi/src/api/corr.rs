@@ -198,7 +198,10 @@ pub fn write(r: MemhcCorrResults, path: &str) -> Outcome<()> {
 
 /// Releases results.
 pub fn results_release(r: MemhcCorrResults) -> Outcome<()> {
-    results().remove(r.handle).map(drop).map_err(Failure::handle)
+    results()
+        .remove(r.handle)
+        .map(drop)
+        .map_err(Failure::handle)
 }
 
 /// Live correlator files and live results (for tests).

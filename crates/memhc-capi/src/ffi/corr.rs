@@ -228,7 +228,9 @@ pub unsafe extern "C" fn memhc_corr_results_name(
         if capacity < size {
             return Err(Failure::new(
                 MemhcStatus::BufferTooSmall,
-                format!("the name of correlator {index} needs {size} bytes, the buffer has {capacity}"),
+                format!(
+                    "the name of correlator {index} needs {size} bytes, the buffer has {capacity}"
+                ),
             ));
         }
         let out = slice_mut(buf.cast::<u8>(), capacity, "buf")?;
