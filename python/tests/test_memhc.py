@@ -185,3 +185,5 @@ def test_correlator_errors_are_one_line(tmp_path):
         memhc.reference_correlators(path)
     with pytest.raises(ValueError, match="unknown backend"):
         memhc.run_correlators(bad, backend="tpu")
+    with pytest.raises(ValueError, match="unknown extension 'txt'"):
+        memhc.run_correlators(path, out=tmp_path / "c.txt")

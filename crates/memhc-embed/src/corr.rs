@@ -272,24 +272,47 @@ impl CorrResults {
     /// that cannot be written [`ErrorKind::Io`](crate::ErrorKind::Io).
     pub fn write(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-        match ext {
-            "json" => Ok(self.values.write_json(path)?),
-            "csv" => Ok(self.values.write_csv(path)?),
+        match output_kind(path)? {
+            OutputKind::Json => Ok(self.values.write_json(path)?),
+            OutputKind::Csv => Ok(self.values.write_csv(path)?),
             #[cfg(feature = "hdf5")]
-            "h5" | "hdf5" => Ok(self.values.write_hdf5(path)?),
-            #[cfg(not(feature = "hdf5"))]
-            "h5" | "hdf5" => Err(EmbedError::Unavailable(format!(
-                "{}: this build of memhc has no HDF5 output; rebuild with the feature `hdf5` \
-                 (needs libhdf5), or write .json or .csv",
-                path.display()
-            ))),
-            other => Err(EmbedError::InvalidArgument(format!(
-                "{}: unknown extension '{other}' (json, csv or h5)",
-                path.display()
-            ))),
+            OutputKind::Hdf5 => Ok(self.values.write_hdf5(path)?),
         }
     }
+}
+
+/// The forms [`CorrResults::write`] writes.
+enum OutputKind {
+    Json,
+    Csv,
+    #[cfg(feature = "hdf5")]
+    Hdf5,
+}
+
+fn output_kind(path: &Path) -> Result<OutputKind> {
+    match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
+        "json" => Ok(OutputKind::Json),
+        "csv" => Ok(OutputKind::Csv),
+        #[cfg(feature = "hdf5")]
+        "h5" | "hdf5" => Ok(OutputKind::Hdf5),
+        #[cfg(not(feature = "hdf5"))]
+        "h5" | "hdf5" => Err(EmbedError::Unavailable(format!(
+            "{}: this build of memhc has no HDF5 output; rebuild with the feature `hdf5` \
+             (needs libhdf5), or write .json or .csv",
+            path.display()
+        ))),
+        other => Err(EmbedError::InvalidArgument(format!(
+            "{}: unknown extension '{other}' (json, csv or h5)",
+            path.display()
+        ))),
+    }
+}
+
+/// Checks that [`CorrResults::write`] can write the form `path`'s extension names in this
+/// build, without writing anything: call it before a run so that a bad output path does not
+/// cost one.
+pub fn check_output_path(path: impl AsRef<Path>) -> Result<()> {
+    output_kind(path.as_ref()).map(drop)
 }
 
 #[cfg(test)]
@@ -435,6 +458,11 @@ mod tests {
             kind(got.write(dir.join("c.txt"))),
             Some(ErrorKind::InvalidArgument)
         );
+        assert_eq!(
+            kind(check_output_path("c.txt")),
+            Some(ErrorKind::InvalidArgument)
+        );
+        assert!(check_output_path("c.csv").is_ok() && !dir.join("c.txt").exists());
         if !cfg!(feature = "hdf5") {
             let e = got.write(dir.join("c.h5")).err();
             assert_eq!(e.as_ref().map(|e| e.kind()), Some(ErrorKind::Unavailable));

@@ -68,7 +68,9 @@ pub mod error;
 pub mod options;
 pub mod session;
 
-pub use corr::{CorrOptions, CorrResults, CorrRun, Order, PlanReport, load_correlators};
+pub use corr::{
+    CorrOptions, CorrResults, CorrRun, Order, PlanReport, check_output_path, load_correlators,
+};
 pub use error::{EmbedError, ErrorKind, Result};
 pub use options::{BackendName, Options, parse_bytes};
 pub use session::Session;

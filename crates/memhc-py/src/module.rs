@@ -402,6 +402,10 @@ fn run_correlators<'py>(
     out: Option<PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let o = options(backend, budget, policy, mode, streams, seed)?;
+    if let Some(out) = &out {
+        // A bad output path must not cost a run.
+        memhc_embed::check_output_path(out).map_err(err)?;
+    }
     let run = open_corr(py, path, sharing, file_order, vector_size)?;
     let results = py.detach(|| run.run(&o)).map_err(err)?;
     if let Some(out) = out {
