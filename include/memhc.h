@@ -21,9 +21,9 @@
  *   failure. memhc_last_error() then returns one line explaining it (owned by memhc, valid
  *   until the next memhc call on the same thread; copy it with memhc_last_error_copy to keep
  *   it). A failed call leaves its out-parameters unchanged (except where documented: the rank
- *   of memhc_object_shape, the size of memhc_last_error_copy) and changes nothing in the
- *   runtime, except that a failed contraction may have evicted or written back other objects
- *   (never losing a value). No C++ exception, Rust panic or signal ever leaves a memhc call:
+ *   of memhc_object_shape, the sizes of memhc_last_error_copy and memhc_corr_results_name)
+ *   and changes nothing in the runtime, except that a failed contraction may have evicted or
+ *   written back other objects (never losing a value). No C++ exception, Rust panic or signal ever leaves a memhc call:
  *   an internal bug is reported as MEMHC_STATUS_INTERNAL. Nothing is ever printed, except by
  *   an internal bug (a Rust panic message on stderr before MEMHC_STATUS_INTERNAL).
  *
@@ -61,9 +61,24 @@
  *   pointer cast.
  *
  * CORRELATORS
- *   Running a correlator file and reading its correlators will be added here
- *   (memhc_corr_run, memhc_corr_count, memhc_corr_read, memhc_corr_release) once memhc's
- *   correlator crate lands; the conventions above will hold for them.
+ *   A correlator file (memhc-corr/1, docs/correlator-format.md: hadron nodes, Wick graphs,
+ *   correlators at (source, sink) time pairs) runs in a few calls:
+ *     memhc_corr corr;  memhc_corr_open("pion.corr.json", NULL, &corr);  // load and plan
+ *     memhc_corr_plan_report rep;  memhc_corr_plan(corr, &rep);          // before running
+ *     memhc_corr_results res; memhc_corr_run(corr, &cfg, &res);  // NULL cfg: host, plan's peak
+ *     size_t n; memhc_corr_results_count(res, &n);
+ *     for each i < n: memhc_corr_results_name(res, i, buf, sizeof buf, NULL);
+ *                     memhc_corr_results_len(res, i, &len);
+ *                     memhc_corr_results_values(res, i, times, values, len);  // caller's arrays
+ *     memhc_corr_results_write(res, "out.json");                  // .json, .csv (.h5: hdf5 builds)
+ *     memhc_corr_results_release(res); memhc_corr_release(corr);
+ *   A memhc_corr (a loaded, planned file) and a memhc_corr_results (the correlators of one
+ *   run) are handles like the others, owned by the caller until released, but they belong to
+ *   no runtime: memhc_corr_run makes its own runtime for the run and destroys it before it
+ *   returns, and results stay valid after their memhc_corr is released. Both are immutable,
+ *   so any number of threads may use one at once (runs of one file run in parallel). A file
+ *   that cannot be read is MEMHC_STATUS_IO, one that is not valid MEMHC_STATUS_INVALID_FILE,
+ *   with one line naming the file and the place (graph, loop, node).
  */
 
 #ifndef MEMHC_H
@@ -116,6 +131,18 @@ enum memhc_status
   // A bug in memhc, caught before it could cross the boundary (an internal invariant, or a
   // Rust panic). A runtime that reports this from inside should be destroyed.
   MEMHC_STATUS_INTERNAL = 12,
+  // A file that cannot be read or written: a correlator file that is missing or
+  // unreadable, a results file in a directory that does not exist. The message names it.
+  MEMHC_STATUS_IO = 13,
+  // A correlator file that is not valid `memhc-corr/1` (JSON that does not parse, an
+  // unknown node or graph, mismatched dims, a node data file missing or of the wrong shape):
+  // one line naming the file and the place (graph, loop, node).
+  MEMHC_STATUS_INVALID_FILE = 14,
+  // Computed correlators that differ from the independent reference by more than the
+  // tolerance (`memhc_corr_verify`).
+  MEMHC_STATUS_VERIFY_FAILED = 15,
+  // A name looked up that is not there (`memhc_corr_results_find`).
+  MEMHC_STATUS_NOT_FOUND = 16,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -196,6 +223,62 @@ typedef struct memhc_complex {
   double im;
 } memhc_complex;
 
+// How `memhc_corr_open` plans a correlator file. Start from `memhc_corr_options_default()`.
+typedef struct memhc_corr_options {
+  // Non-zero (default): share identical partial products and traces across all loops,
+  // graphs and time pairs; 0: every loop on its own.
+  int32_t sharing;
+  // 0 (default): the planner's memory-aware order; non-zero: the file's order.
+  int32_t file_order;
+  // At most this many contractions per vector (stage); 0: 16.
+  size_t vector_size;
+} memhc_corr_options;
+
+// A correlator file (`memhc-corr/1`), loaded with its node data and planned, from
+// `memhc_corr_open`; given back with `memhc_corr_release`. It holds no runtime and no device
+// memory: each `memhc_corr_run` opens its own runtime. Immutable once opened, so it may be
+// used from several threads at once. `{0}` is the null handle; a released handle is refused
+// (`MEMHC_STATUS_INVALID_HANDLE`), never dereferenced.
+typedef struct memhc_corr {
+  // Opaque: 0 for the null handle.
+  uint64_t handle;
+} memhc_corr;
+
+// The planner's report of a correlator file (`memhc_corr_plan`).
+typedef struct memhc_corr_plan_report {
+  // 1 if partial products and traces are shared, else 0.
+  int32_t sharing;
+  // 1 if the work runs in the file's order, 0 in the planner's.
+  int32_t file_order;
+  // Loops of the used graphs (each occurrence).
+  uint64_t loops;
+  // Contractions if every loop were reduced on its own (the sum of `k - 2` over loops of
+  // `k` nodes).
+  uint64_t contractions_without_sharing;
+  // Contractions the plan runs.
+  uint64_t contractions;
+  // Traces the plan runs.
+  uint64_t traces;
+  // `1 - contractions / contractions_without_sharing` (0 when there are none).
+  double shared_fraction;
+  // Floating-point operations of the plan's contractions and traces.
+  uint64_t flops;
+  // Stages (vectors of independent contractions).
+  uint64_t stages;
+  // Initial nodes the plan reads.
+  uint64_t nodes;
+  // Bytes of those nodes.
+  uint64_t node_bytes;
+  // The most bytes alive at once: the smallest device budget under which a run evicts
+  // nothing, and the budget of a host run given none.
+  uint64_t peak_bytes;
+  // The same in the other order (the file's for a planned plan, and vice versa).
+  uint64_t peak_bytes_other_order;
+  // The device bytes the runtime holds at its peak when the budget never binds (released
+  // buffers wait in the free pool for requests of their size).
+  uint64_t peak_bytes_with_pool;
+} memhc_corr_plan_report;
+
 // How to create a runtime. Start from `memhc_config_default()` and change fields; strings are
 // read during `memhc_runtime_create` only (the caller keeps ownership), and a null string
 // means the default.
@@ -217,6 +300,23 @@ typedef struct memhc_config {
   // Seed of the `random` policy.
   uint64_t seed;
 } memhc_config;
+
+// The correlators of one run (or of the reference), from `memhc_corr_run` or
+// `memhc_corr_reference`; given back with `memhc_corr_results_release`. The values are owned
+// by the results, independent of the `memhc_corr` that made them (which may be released
+// first) and of any runtime. Immutable, so they may be read from several threads at once.
+typedef struct memhc_corr_results {
+  // Opaque: 0 for the null handle.
+  uint64_t handle;
+} memhc_corr_results;
+
+// One time pair of a correlator: its value is at `(source, sink)`.
+typedef struct memhc_corr_time {
+  // The source time slice.
+  uint32_t source;
+  // The sink time slice.
+  uint32_t sink;
+} memhc_corr_time;
 
 // A snapshot of a runtime's statistics (the metric names of memhc's reports).
 typedef struct memhc_stats {
@@ -351,6 +451,178 @@ memhc_status memhc_trace_meson4x4(struct memhc_runtime rt,
                                   struct memhc_object b,
                                   size_t stream,
                                   struct memhc_complex *out);
+
+// The default planning options: sharing on, the planner's order, vectors of up to 16 (as
+// `memhc run`). Never fails.
+struct memhc_corr_options memhc_corr_options_default(void);
+
+// Opens the correlator file at `path` (a `memhc-corr/1` JSON file, see
+// docs/correlator-format.md; node data paths relative to its directory): reads and checks
+// it, reads every node's data, plans it as `*options` says (null: `memhc_corr_options_default()`)
+// and stores the handle in `*out`. Nothing runs yet and no device memory is taken.
+//
+// Errors: `MEMHC_STATUS_IO` when the file cannot be read; `MEMHC_STATUS_INVALID_FILE` when it
+// is not valid (one line naming the file and the place: `pion.json: graph g7, loop 0:
+// unknown node "pi_t9"`; also a node data file that is missing or of the wrong shape);
+// `MEMHC_STATUS_NULL_POINTER` for a null `path` or `out`; `MEMHC_STATUS_UNKNOWN_NAME` when
+// `path` is not UTF-8.
+//
+// Ownership: the handle is the caller's until `memhc_corr_release`; `path` and `options`
+// are read during the call only.
+//
+// # Safety
+//
+// `path` must be a NUL-terminated string; `options` null or pointing to a readable
+// `memhc_corr_options`; `out` pointing to a writable `memhc_corr`.
+memhc_status memhc_corr_open(const char *path,
+                             const struct memhc_corr_options *options,
+                             struct memhc_corr *out);
+
+// Stores the planner's report of an opened file in `*out`: contractions without and with
+// sharing, traces, flops, stages, the initial nodes' bytes, and the peak of live bytes (the
+// smallest budget under which a run evicts nothing).
+//
+// # Safety
+//
+// `out` must point to a writable `memhc_corr_plan_report`.
+memhc_status memhc_corr_plan(struct memhc_corr corr, struct memhc_corr_plan_report *out);
+
+// Runs the whole file on a fresh runtime made as `*config` says (null:
+// `memhc_config_default()`: the host backend, lru, the optimal mode, 4 streams) and stores the
+// correlators' handle in `*out`. The runtime exists only during the call: it is created,
+// runs every stage, and is destroyed before the call returns.
+//
+// Budget: `config->budget_bytes`, or when it is 0, on the host backend the plan's peak of
+// live bytes (`memhc_corr_plan_report.peak_bytes`, as `memhc run` does: nothing is evicted;
+// NOT the 1 GiB a host runtime gets from `memhc_runtime_create`), and on a GPU the device's
+// free memory.
+//
+// Errors: those of `memhc_runtime_create` for the configuration (`MEMHC_STATUS_UNKNOWN_NAME`,
+// `MEMHC_STATUS_UNAVAILABLE`, ...), `MEMHC_STATUS_DOES_NOT_FIT` when a budget is too small for
+// one contraction's working set, `MEMHC_STATUS_DEVICE`.
+//
+// Thread safety: several threads may run the same file at once (each run has its own
+// runtime).
+//
+// # Safety
+//
+// `config` must be null or point to a valid `memhc_config` whose non-null strings are
+// NUL-terminated; `out` must point to a writable `memhc_corr_results`.
+memhc_status memhc_corr_run(struct memhc_corr corr,
+                            const struct memhc_config *config,
+                            struct memhc_corr_results *out);
+
+// Computes the correlators with memhc's independent dense reference (every graph on its own,
+// by plain products and traces on the host: no planner, no sharing, no runtime) and stores
+// their handle in `*out`. Slow for large files; meant for checking.
+//
+// # Safety
+//
+// `out` must point to a writable `memhc_corr_results`.
+memhc_status memhc_corr_reference(struct memhc_corr corr, struct memhc_corr_results *out);
+
+// Checks `results` against the dense reference of the file (`memhc_corr_reference`) and
+// stores the largest relative error over all values in `*max_relative_error` (which may be
+// null). Above 1e-12 the call returns `MEMHC_STATUS_VERIFY_FAILED` (the message gives the
+// error; `*max_relative_error` is not written).
+//
+// # Safety
+//
+// `max_relative_error` must be null or point to a writable `double`.
+memhc_status memhc_corr_verify(struct memhc_corr corr,
+                               struct memhc_corr_results results,
+                               double *max_relative_error);
+
+// Releases a correlator file: its handle becomes stale (a second release, or any later use,
+// is `MEMHC_STATUS_INVALID_HANDLE`). Results made from it stay valid. A run in progress on
+// another thread finishes normally.
+memhc_status memhc_corr_release(struct memhc_corr corr);
+
+// Stores the number of correlators in `*out` (indices `0 .. *out - 1`, in the file's order).
+//
+// # Safety
+//
+// `out` must point to a writable `size_t`.
+memhc_status memhc_corr_results_count(struct memhc_corr_results results, size_t *out);
+
+// Copies the name of correlator `index`, NUL-terminated, into the caller's buffer `buf` of
+// `capacity` bytes, and stores the bytes it needs (name plus NUL) in `*needed` unless
+// `needed` is null. `*needed` is written even when the buffer is too small: then nothing is
+// copied and the call returns `MEMHC_STATUS_BUFFER_TOO_SMALL` (pass `buf` null and
+// `capacity` 0 to ask the size). Names are ASCII letters, digits, `_`, `-` and `.`.
+// An index not below the count is `MEMHC_STATUS_INVALID_ARGUMENT`.
+//
+// # Safety
+//
+// `buf` must point to `capacity` writable bytes (or be null with `capacity` 0); `needed`
+// must be null or point to a writable `size_t`.
+memhc_status memhc_corr_results_name(struct memhc_corr_results results,
+                                     size_t index,
+                                     char *buf,
+                                     size_t capacity,
+                                     size_t *needed);
+
+// Stores the number of time pairs of correlator `index` in `*out`: the `n` that
+// `memhc_corr_results_values` needs.
+//
+// # Safety
+//
+// `out` must point to a writable `size_t`.
+memhc_status memhc_corr_results_len(struct memhc_corr_results results, size_t index, size_t *out);
+
+// Copies correlator `index` into the caller's buffers: its time pairs into `times[0..n]` and
+// its values into `values[0..n]`, in the file's order (`values[k]` is the value at
+// `times[k]`). `n` must be exactly its number of time pairs (`memhc_corr_results_len`; else
+// `MEMHC_STATUS_SIZE_MISMATCH` and nothing is written). Either buffer may be null to skip it.
+//
+// # Safety
+//
+// `times` must be null or point to `n` writable `memhc_corr_time`; `values` null or
+// pointing to `n` writable `memhc_complex`.
+memhc_status memhc_corr_results_values(struct memhc_corr_results results,
+                                       size_t index,
+                                       struct memhc_corr_time *times,
+                                       struct memhc_complex *values,
+                                       size_t n);
+
+// Stores in `*index` the index of the correlator called `name`; `MEMHC_STATUS_NOT_FOUND`
+// when there is none (the message lists the names there are).
+//
+// # Safety
+//
+// `name` must be a NUL-terminated string; `index` must point to a writable `size_t`.
+memhc_status memhc_corr_results_find(struct memhc_corr_results results,
+                                     const char *name,
+                                     size_t *index);
+
+// Stores in `*max_relative_error` the largest `|x - y| / |y|` (`|x - y|` where `y` is 0)
+// over the values `x` of `results` against the values `y` of `other`: infinity when the two
+// do not have the same correlators and time pairs. For example a run against
+// `memhc_corr_reference`, or a run with sharing against one without.
+//
+// # Safety
+//
+// `max_relative_error` must point to a writable `double`.
+memhc_status memhc_corr_results_compare(struct memhc_corr_results results,
+                                        struct memhc_corr_results other,
+                                        double *max_relative_error);
+
+// Writes the correlators to the file `path` in the form its extension names
+// (docs/correlator-format.md, section Results): `.json` (`memhc-corr-values/1`), `.csv`
+// (`correlator,source,sink,re,im`), or `.h5` in a library built with the feature `hdf5`
+// (otherwise `MEMHC_STATUS_UNAVAILABLE`). Another extension is
+// `MEMHC_STATUS_INVALID_ARGUMENT`; a file that cannot be written `MEMHC_STATUS_IO`. An
+// existing file is replaced.
+//
+// # Safety
+//
+// `path` must be a NUL-terminated string.
+memhc_status memhc_corr_results_write(struct memhc_corr_results results, const char *path);
+
+// Releases results: the handle becomes stale (a second release, or any later use, is
+// `MEMHC_STATUS_INVALID_HANDLE`) and the values are freed. Buffers the caller filled from
+// them stay the caller's.
+memhc_status memhc_corr_results_release(struct memhc_corr_results results);
 
 // The library's version, as a static NUL-terminated string (`"0.1.0"`). Never fails; the
 // pointer is valid for the life of the program and must not be freed.

@@ -1,5 +1,7 @@
 """The Python module against numpy's own einsum and matmul."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -101,3 +103,87 @@ def test_errors_are_exceptions():
         except memhc.MemhcError as e:  # no GPU here: one line that says why
             assert "\n" not in str(e)
     rt.audit()
+
+
+def big(m):
+    """A meson node (16, n, n) as its 4n x 4n matrix: M[4a + i, 4b + j] = m[4a + b, i, j]."""
+    n = m.shape[-1]
+    return m.reshape(4, 4, n, n).transpose(0, 2, 1, 3).reshape(4 * n, 4 * n)
+
+
+def corr_file(tmp_path, rng, n=3):
+    """Four mesons as .npy files and a correlator file over them; the values numpy expects."""
+    nodes = {k: meson(rng, n) for k in ("a", "b", "c", "d")}
+    for k, x in nodes.items():
+        np.save(tmp_path / f"{k}.npy", np.ascontiguousarray(x, dtype=np.complex128))
+    spec = {
+        "format": "memhc-corr/1",
+        "nodes": [
+            {"id": k, "spins": 16, "dims": [n, n], "time": t, "data": {"npy": f"{k}.npy"}}
+            for t, k in enumerate(nodes)
+        ],
+        "graphs": [
+            {"id": "ab", "loops": [{"nodes": ["a", "b"]}]},
+            {"id": "abc", "coefficient": [0.5, 0.0], "loops": [{"nodes": ["a", "b", "c"]}]},
+            {"id": "abcd", "coefficient": [0.0, -2.0], "loops": [{"nodes": ["a", "b", "c", "d"]}]},
+            {"id": "a_c", "coefficient": [-1.0, 0.0], "loops": [{"nodes": ["a"]}, {"nodes": ["c"]}]},
+        ],
+        "correlators": [
+            {"name": "C2", "times": [{"source": 0, "sink": 1, "graphs": ["ab"]},
+                                     {"source": 0, "sink": 2, "graphs": ["ab", "a_c"]}]},
+            {"name": "C3", "times": [{"source": 1, "sink": 3, "graphs": ["abc", "abcd"]}]},
+        ],
+    }
+    path = tmp_path / "corr.json"
+    path.write_text(json.dumps(spec))
+    A, B, C, D = (big(nodes[k]) for k in "abcd")
+    ab = np.trace(A @ B)
+    want = {
+        "C2": ([(0, 1), (0, 2)], [ab, ab - np.trace(A) * np.trace(C)]),
+        "C3": ([(1, 3)], [0.5 * np.trace(A @ B @ C) - 2j * np.trace(A @ B @ C @ D)]),
+    }
+    return path, want
+
+
+def check(got, want):
+    assert list(got) == list(want)
+    for name, (times, values) in want.items():
+        t, v = got[name]
+        assert t.dtype == np.int64 and t.shape == (len(times), 2)
+        assert [tuple(p) for p in t.tolist()] == times
+        assert v.dtype == np.complex128 and v.shape == (len(values),)
+        want_v = np.array(values)
+        assert np.all(np.abs(v - want_v) <= 1e-12 * np.abs(want_v)), (name, v, want_v)
+
+
+def test_correlators_match_numpy(tmp_path):
+    path, want = corr_file(tmp_path, np.random.default_rng(3))
+    plan = memhc.plan_correlators(path)
+    assert plan["traces"] == 5 and plan["contractions_without_sharing"] == 3
+    assert plan["contractions"] <= 3 and plan["peak_bytes"] > 0 and plan["sharing"]
+    out = tmp_path / "out.csv"
+    check(memhc.run_correlators(str(path), out=out), want)
+    assert out.read_text().splitlines()[0] == "correlator,source,sink,re,im"
+    # A budget of the four nodes' bytes: below the plan's peak, so objects are evicted.
+    check(memhc.run_correlators(path, policy="belady", budget=plan["node_bytes"], streams=2,
+                                sharing=False, file_order=True), want)
+    check(memhc.reference_correlators(path), want)
+    assert memhc.plan_correlators(path, sharing=False)["contractions"] == 3
+
+
+def test_correlator_errors_are_one_line(tmp_path):
+    with pytest.raises(OSError) as e:
+        memhc.run_correlators(tmp_path / "absent.json")
+    assert "absent.json" in str(e.value) and "\n" not in str(e.value)
+    path, _ = corr_file(tmp_path, np.random.default_rng(4), n=2)
+    bad = tmp_path / "bad.json"
+    bad.write_text(path.read_text().replace('["a", "b", "c"]', '["a", "b", "x"]'))
+    with pytest.raises(ValueError, match=r'graph abc, loop 0: unknown node "x"'):
+        memhc.plan_correlators(bad)
+    (tmp_path / "c.npy").unlink()
+    with pytest.raises(ValueError, match="node c"):
+        memhc.reference_correlators(path)
+    with pytest.raises(ValueError, match="unknown backend"):
+        memhc.run_correlators(bad, backend="tpu")
+    with pytest.raises(ValueError, match="unknown extension 'txt'"):
+        memhc.run_correlators(path, out=tmp_path / "c.txt")

@@ -1,6 +1,8 @@
 //! The C ABI's logic in safe Rust: the runtime registry, and every call on values the
 //! boundary ([`crate::ffi`]) has already checked and converted from raw pointers.
 
+pub mod corr;
+
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError};
 
 use memhc_embed::hadron::{Contraction, MatrixView, NodeShape, SpinMapping, Term, TracePairs};
@@ -75,15 +77,16 @@ impl Instance {
     }
 }
 
-/// Opens a runtime from names (each `None` for its default) and numbers (0 for the default).
-pub fn create(
+/// Runtime options from names (each `None` for its default) and numbers (a budget or a
+/// number of streams of 0 for the default; a budget of 0 is `None`).
+pub fn options(
     backend: Option<&str>,
     policy: Option<&str>,
     mode: Option<&str>,
     budget: u64,
     streams: u32,
     seed: u64,
-) -> Outcome<MemhcRuntime> {
+) -> Outcome<Options> {
     let mut options = Options::from_names(backend, None, policy, mode)?;
     if budget > 0 {
         let bytes = usize::try_from(budget)
@@ -94,6 +97,19 @@ pub fn create(
         options.streams = streams as usize;
     }
     options.seed = seed;
+    Ok(options)
+}
+
+/// Opens a runtime from names (each `None` for its default) and numbers (0 for the default).
+pub fn create(
+    backend: Option<&str>,
+    policy: Option<&str>,
+    mode: Option<&str>,
+    budget: u64,
+    streams: u32,
+    seed: u64,
+) -> Outcome<MemhcRuntime> {
+    let options = options(backend, policy, mode, budget, streams, seed)?;
     let session = Session::open(&options)?;
     let instance = Instance {
         session,

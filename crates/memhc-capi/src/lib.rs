@@ -18,13 +18,18 @@
 //!   refused handle with a message, never undefined behaviour.
 //! * [`status`] and [`types`]: the status codes and the C structs.
 //!
-//! ## Correlators (to come)
+//! ## Correlators
 //!
-//! When the correlator crate (`memhc-corr`) lands, its C calls go in a new submodule
-//! `ffi::corr` over `api::corr`: `memhc_corr_run(rt, path, &corr)` to run a correlator file
-//! on a runtime, `memhc_corr_count`, `memhc_corr_read(corr, i, buf, len)` for its values, and
-//! `memhc_corr_release`, with a `MemhcCorrelator` handle in a fourth registry kind. The status
-//! codes and the error conventions above already cover them.
+//! A correlator file (`memhc-corr/1`, `docs/correlator-format.md`) runs from C in a few calls
+//! ([`ffi::corr`] over [`api::corr`], on [`memhc_embed::CorrRun`]): `memhc_corr_open(path,
+//! &options, &corr)` loads and plans it, `memhc_corr_plan` gives the planner's report,
+//! `memhc_corr_run(corr, &config, &results)` runs it on a fresh runtime of the configuration
+//! (a host run without a budget gets the plan's peak), and the results are read by index
+//! (`memhc_corr_results_count`, `_name`, `_len`, `_values` into caller-owned buffers, `_find`
+//! by name) or written (`_write`, by extension). `memhc_corr_reference` and
+//! `memhc_corr_verify` check a run against the independent dense reference. Files and
+//! results are two more kinds of generation-checked handle ([`MemhcCorr`],
+//! [`MemhcCorrResults`]), in process-wide registries (they belong to no runtime).
 #![deny(unsafe_code)]
 
 pub mod api;
@@ -37,8 +42,9 @@ pub mod types;
 
 pub use status::{Failure, MemhcStatus};
 pub use types::{
-    MemhcComplex, MemhcConfig, MemhcContraction, MemhcObject, MemhcPair, MemhcPlan, MemhcRuntime,
-    MemhcStats, MemhcTerm,
+    MemhcComplex, MemhcConfig, MemhcContraction, MemhcCorr, MemhcCorrOptions, MemhcCorrPlanReport,
+    MemhcCorrResults, MemhcCorrTime, MemhcObject, MemhcPair, MemhcPlan, MemhcRuntime, MemhcStats,
+    MemhcTerm,
 };
 
 /// Where the committed header lives, relative to the workspace root.

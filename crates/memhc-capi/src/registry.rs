@@ -21,6 +21,10 @@ pub enum Kind {
     Object = 2,
     /// A plan (a validated spin mapping) of one runtime.
     Plan = 3,
+    /// A correlator file, loaded and planned.
+    Corr = 4,
+    /// The correlators of one run.
+    CorrResults = 5,
 }
 
 impl Kind {
@@ -29,6 +33,8 @@ impl Kind {
             Kind::Runtime => "runtime",
             Kind::Object => "object",
             Kind::Plan => "plan",
+            Kind::Corr => "correlator file",
+            Kind::CorrResults => "correlator results",
         }
     }
 
@@ -37,6 +43,8 @@ impl Kind {
             Kind::Runtime => "a runtime",
             Kind::Object => "an object",
             Kind::Plan => "a plan",
+            Kind::Corr => "a correlator file",
+            Kind::CorrResults => "a correlator results",
         }
     }
 
@@ -45,6 +53,8 @@ impl Kind {
             1 => Some(Kind::Runtime),
             2 => Some(Kind::Object),
             3 => Some(Kind::Plan),
+            4 => Some(Kind::Corr),
+            5 => Some(Kind::CorrResults),
             _ => None,
         }
     }

@@ -42,6 +42,18 @@ pub enum MemhcStatus {
     /// A bug in memhc, caught before it could cross the boundary (an internal invariant, or a
     /// Rust panic). A runtime that reports this from inside should be destroyed.
     Internal = 12,
+    /// A file that cannot be read or written: a correlator file that is missing or
+    /// unreadable, a results file in a directory that does not exist. The message names it.
+    Io = 13,
+    /// A correlator file that is not valid `memhc-corr/1` (JSON that does not parse, an
+    /// unknown node or graph, mismatched dims, a node data file missing or of the wrong shape):
+    /// one line naming the file and the place (graph, loop, node).
+    InvalidFile = 14,
+    /// Computed correlators that differ from the independent reference by more than the
+    /// tolerance (`memhc_corr_verify`).
+    VerifyFailed = 15,
+    /// A name looked up that is not there (`memhc_corr_results_find`).
+    NotFound = 16,
 }
 
 impl MemhcStatus {
@@ -61,11 +73,15 @@ impl MemhcStatus {
             MemhcStatus::AuditFailed => "MEMHC_STATUS_AUDIT_FAILED",
             MemhcStatus::BufferTooSmall => "MEMHC_STATUS_BUFFER_TOO_SMALL",
             MemhcStatus::Internal => "MEMHC_STATUS_INTERNAL",
+            MemhcStatus::Io => "MEMHC_STATUS_IO",
+            MemhcStatus::InvalidFile => "MEMHC_STATUS_INVALID_FILE",
+            MemhcStatus::VerifyFailed => "MEMHC_STATUS_VERIFY_FAILED",
+            MemhcStatus::NotFound => "MEMHC_STATUS_NOT_FOUND",
         }
     }
 
     /// Every code, in order.
-    pub const ALL: [MemhcStatus; 13] = [
+    pub const ALL: [MemhcStatus; 17] = [
         MemhcStatus::Ok,
         MemhcStatus::NullPointer,
         MemhcStatus::InvalidHandle,
@@ -79,6 +95,10 @@ impl MemhcStatus {
         MemhcStatus::AuditFailed,
         MemhcStatus::BufferTooSmall,
         MemhcStatus::Internal,
+        MemhcStatus::Io,
+        MemhcStatus::InvalidFile,
+        MemhcStatus::VerifyFailed,
+        MemhcStatus::NotFound,
     ];
 }
 
@@ -132,6 +152,9 @@ impl From<EmbedError> for Failure {
             ErrorKind::Device => MemhcStatus::Device,
             ErrorKind::AuditFailed => MemhcStatus::AuditFailed,
             ErrorKind::Internal => MemhcStatus::Internal,
+            ErrorKind::Io => MemhcStatus::Io,
+            ErrorKind::InvalidFile => MemhcStatus::InvalidFile,
+            ErrorKind::VerifyFailed => MemhcStatus::VerifyFailed,
         };
         Failure::new(status, e.to_string())
     }

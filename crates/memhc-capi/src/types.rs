@@ -153,3 +153,86 @@ pub struct MemhcStats {
     /// The device budget in bytes.
     pub budget_bytes: u64,
 }
+
+/// A correlator file (`memhc-corr/1`), loaded with its node data and planned, from
+/// `memhc_corr_open`; given back with `memhc_corr_release`. It holds no runtime and no device
+/// memory: each `memhc_corr_run` opens its own runtime. Immutable once opened, so it may be
+/// used from several threads at once. `{0}` is the null handle; a released handle is refused
+/// (`MEMHC_STATUS_INVALID_HANDLE`), never dereferenced.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct MemhcCorr {
+    /// Opaque: 0 for the null handle.
+    pub handle: u64,
+}
+
+/// The correlators of one run (or of the reference), from `memhc_corr_run` or
+/// `memhc_corr_reference`; given back with `memhc_corr_results_release`. The values are owned
+/// by the results, independent of the `memhc_corr` that made them (which may be released
+/// first) and of any runtime. Immutable, so they may be read from several threads at once.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct MemhcCorrResults {
+    /// Opaque: 0 for the null handle.
+    pub handle: u64,
+}
+
+/// How `memhc_corr_open` plans a correlator file. Start from `memhc_corr_options_default()`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemhcCorrOptions {
+    /// Non-zero (default): share identical partial products and traces across all loops,
+    /// graphs and time pairs; 0: every loop on its own.
+    pub sharing: i32,
+    /// 0 (default): the planner's memory-aware order; non-zero: the file's order.
+    pub file_order: i32,
+    /// At most this many contractions per vector (stage); 0: 16.
+    pub vector_size: usize,
+}
+
+/// The planner's report of a correlator file (`memhc_corr_plan`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MemhcCorrPlanReport {
+    /// 1 if partial products and traces are shared, else 0.
+    pub sharing: i32,
+    /// 1 if the work runs in the file's order, 0 in the planner's.
+    pub file_order: i32,
+    /// Loops of the used graphs (each occurrence).
+    pub loops: u64,
+    /// Contractions if every loop were reduced on its own (the sum of `k - 2` over loops of
+    /// `k` nodes).
+    pub contractions_without_sharing: u64,
+    /// Contractions the plan runs.
+    pub contractions: u64,
+    /// Traces the plan runs.
+    pub traces: u64,
+    /// `1 - contractions / contractions_without_sharing` (0 when there are none).
+    pub shared_fraction: f64,
+    /// Floating-point operations of the plan's contractions and traces.
+    pub flops: u64,
+    /// Stages (vectors of independent contractions).
+    pub stages: u64,
+    /// Initial nodes the plan reads.
+    pub nodes: u64,
+    /// Bytes of those nodes.
+    pub node_bytes: u64,
+    /// The most bytes alive at once: the smallest device budget under which a run evicts
+    /// nothing, and the budget of a host run given none.
+    pub peak_bytes: u64,
+    /// The same in the other order (the file's for a planned plan, and vice versa).
+    pub peak_bytes_other_order: u64,
+    /// The device bytes the runtime holds at its peak when the budget never binds (released
+    /// buffers wait in the free pool for requests of their size).
+    pub peak_bytes_with_pool: u64,
+}
+
+/// One time pair of a correlator: its value is at `(source, sink)`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemhcCorrTime {
+    /// The source time slice.
+    pub source: u32,
+    /// The sink time slice.
+    pub sink: u32,
+}

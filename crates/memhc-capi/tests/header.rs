@@ -43,3 +43,26 @@ fn readme_c_example_is_the_one_ci_runs() -> Result<(), Box<dyn std::error::Error
     );
     Ok(())
 }
+
+/// The README's C correlator example is the marked block of `examples/c/corr.c`, which CI
+/// compiles and runs.
+#[test]
+fn readme_c_correlator_example_is_the_one_ci_runs() -> Result<(), Box<dyn std::error::Error>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = std::fs::read_to_string(root.join("README.md"))?;
+    let example = std::fs::read_to_string(root.join("examples/c/corr.c"))?;
+    let marker = "    /* README */\n";
+    let start = example
+        .find(marker)
+        .ok_or("examples/c/corr.c has no README marker")?
+        + marker.len();
+    let len = example[start..]
+        .find(marker)
+        .ok_or("examples/c/corr.c has one README marker, not two")?;
+    assert!(
+        readme.contains(&example[start..start + len]),
+        "the C correlator example of README.md and the README block of examples/c/corr.c \
+         differ: keep them equal"
+    );
+    Ok(())
+}

@@ -3,6 +3,7 @@
 
 use hadron::HadronError;
 use memhc_core::{BackendError, Error};
+use memhc_corr::CorrError;
 
 /// What went wrong, in the few kinds a caller in another language branches on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -30,6 +31,16 @@ pub enum ErrorKind {
     AuditFailed,
     /// A bug in memhc: an invariant found broken before it could corrupt anything.
     Internal,
+    /// A file that cannot be read or written (missing, unreadable, a directory that does not
+    /// exist): a correlator file, or a results file being written.
+    Io,
+    /// A correlator file that is not valid `memhc-corr/1` (JSON that does not parse, an
+    /// unknown node or graph, mismatched dims, a missing or malformed node data file, ...):
+    /// the message names the file and the place.
+    InvalidFile,
+    /// Computed correlators that differ from the independent reference by more than the
+    /// tolerance ([`CorrRun::verify`](crate::CorrRun::verify)).
+    VerifyFailed,
 }
 
 /// An error of an embedded session: a [`HadronError`] from the engine, or one of the session's
@@ -52,6 +63,28 @@ pub enum EmbedError {
     /// The audit found broken invariants, one line each.
     #[error("audit failed: {}", .0.join("; "))]
     Audit(Vec<String>),
+    /// Loading, planning, running or writing correlators failed.
+    #[error(transparent)]
+    Corr(CorrError),
+    /// Computed correlators differ from the reference by more than the tolerance.
+    #[error("{0}")]
+    VerifyFailed(String),
+    /// An argument the session checks itself that is not a size (a file extension, a name).
+    #[error("{0}")]
+    InvalidArgument(String),
+}
+
+impl From<CorrError> for EmbedError {
+    /// The hadron and runtime failures inside a correlator run keep their own kinds (a budget
+    /// too small is still [`ErrorKind::DoesNotFit`]); file problems become
+    /// [`ErrorKind::Io`] or [`ErrorKind::InvalidFile`].
+    fn from(e: CorrError) -> Self {
+        match e {
+            CorrError::Hadron(h) => EmbedError::Hadron(h),
+            CorrError::Runtime(r) => r.into(),
+            other => EmbedError::Corr(other),
+        }
+    }
 }
 
 impl From<Error> for EmbedError {
@@ -77,7 +110,20 @@ impl EmbedError {
             EmbedError::UnknownName(_) => ErrorKind::UnknownName,
             EmbedError::SizeMismatch(_) => ErrorKind::SizeMismatch,
             EmbedError::Audit(_) => ErrorKind::AuditFailed,
+            EmbedError::Corr(e) => corr_kind(e),
+            EmbedError::VerifyFailed(_) => ErrorKind::VerifyFailed,
+            EmbedError::InvalidArgument(_) => ErrorKind::InvalidArgument,
         }
+    }
+}
+
+fn corr_kind(e: &CorrError) -> ErrorKind {
+    match e {
+        CorrError::Io { .. } => ErrorKind::Io,
+        CorrError::Json { .. } | CorrError::Invalid(_) => ErrorKind::InvalidFile,
+        CorrError::Hadron(h) => EmbedError::Hadron(h.clone()).kind(),
+        CorrError::Runtime(r) => runtime_kind(r),
+        _ => ErrorKind::InvalidArgument,
     }
 }
 

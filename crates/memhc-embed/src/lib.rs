@@ -11,6 +11,12 @@
 //!   (the backends are different Rust types; the session hides which one it holds): register
 //!   host nodes, contract with any spin mapping, run vectors, trace, read results into a
 //!   caller's buffer, release, statistics and audit.
+//! * [`CorrRun`] ([`mod@corr`]): a correlator file (`memhc-corr/1`,
+//!   `docs/correlator-format.md`) loaded and planned ([`CorrOptions`]: sharing, order, vector
+//!   size), its [`PlanReport`], runs on the backend an [`Options`] names (a host run without a
+//!   budget gets the plan's peak, as `memhc run`), and [`CorrResults`]: the correlators by
+//!   name, their `(source, sink)` time pairs and complex values, the dense reference to check
+//!   them against, and files by extension (`.json`, `.csv`, `.h5` with the feature `hdf5`).
 //! * [`EmbedError`] and its [`ErrorKind`]: what went wrong, sorted into the few kinds a C status
 //!   code or a Python exception can carry.
 //!
@@ -35,13 +41,36 @@
 //! s.audit()?;
 //! # Ok(()) }
 //! ```
+//!
+//! A whole correlator file, checked against the independent reference:
+//!
+//! ```
+//! use memhc_embed::{CorrOptions, CorrRun, Options};
+//!
+//! # fn main() -> Result<(), memhc_embed::EmbedError> {
+//! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/data/pion.corr.json");
+//! let run = CorrRun::open(path, &CorrOptions::default())?;     // load and plan
+//! let report = run.plan_report();
+//! assert!(report.contractions <= report.contractions_without_sharing);
+//! let results = run.run(&Options::default())?;                // host, budget: the plan's peak
+//! let i = results.find("C_pi_pi").unwrap_or(0);
+//! for ((source, sink), c) in results.times(i)?.into_iter().zip(results.values(i)?) {
+//!     println!("C_pi_pi({source}, {sink}) = {c}");
+//! }
+//! assert!(run.verify(&results)? <= 1e-12);                    // against the dense reference
+//! # Ok(()) }
+//! ```
 #![forbid(unsafe_code)]
 
 mod any;
+pub mod corr;
 pub mod error;
 pub mod options;
 pub mod session;
 
+pub use corr::{
+    CorrOptions, CorrResults, CorrRun, Order, PlanReport, check_output_path, load_correlators,
+};
 pub use error::{EmbedError, ErrorKind, Result};
 pub use options::{BackendName, Options, parse_bytes};
 pub use session::Session;
@@ -53,3 +82,6 @@ pub use hadron;
 /// C++'s `std::complex<double>`.
 pub use memhc_core::Complex64;
 pub use memhc_core::{ObjectId, Stats};
+/// The correlator crate (file format, planner, values), re-exported for the types
+/// [`CorrRun`] and [`CorrResults`] return.
+pub use memhc_corr;

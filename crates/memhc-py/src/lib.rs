@@ -12,7 +12,18 @@
 //! values = rt.read(c)                    # numpy complex128, shape (16, 32, 32)
 //! t = rt.trace(c, a, "meson4x4")         # a Python complex
 //! rt.stats()["hits"]
+//!
+//! plan = memhc.plan_correlators("pion.corr.json")        # the planner's report, a dict
+//! corr = memhc.run_correlators("pion.corr.json", policy="belady")
+//! times, values = corr["C_pi_pi"]        # int64 (n, 2) of (source, sink); complex128 (n,)
+//! ref = memhc.reference_correlators("pion.corr.json")    # the dense reference, same form
 //! ```
+//!
+//! A correlator file (`memhc-corr/1`, `docs/correlator-format.md`) runs through
+//! [`memhc_embed::CorrRun`]: loaded and planned, run on a fresh runtime of the backend named
+//! (with `budget=None` the plan's peak on the host backend), read back as numpy arrays. A file
+//! that cannot be read raises `OSError`, an invalid one `ValueError` with one line naming the
+//! file and the place.
 //!
 //! Built by maturin with the feature `python` (`python/pyproject.toml` turns it on); without
 //! it this crate compiles to nothing, so that `cargo test --workspace` needs no Python.

@@ -1,12 +1,17 @@
-//! The pyo3 module: `Runtime`, `Node`, `MemhcError`.
+//! The pyo3 module: `Runtime`, `Node`, `MemhcError`, and the correlator functions
+//! `run_correlators`, `plan_correlators`, `reference_correlators`.
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use memhc_embed::hadron::{Contraction, MatrixView, SpinMapping, Term, TracePairs};
-use memhc_embed::{Complex64, EmbedError, ErrorKind, ObjectId, Options, Session};
+use memhc_embed::{
+    Complex64, CorrOptions, CorrResults, CorrRun, EmbedError, ErrorKind, ObjectId, Options, Order,
+    Session,
+};
 use numpy::{PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -20,9 +25,11 @@ pyo3::create_exception!(
 
 fn err(e: EmbedError) -> PyErr {
     match e.kind() {
-        ErrorKind::InvalidArgument | ErrorKind::SizeMismatch | ErrorKind::UnknownName => {
-            PyValueError::new_err(e.to_string())
-        }
+        ErrorKind::InvalidArgument
+        | ErrorKind::SizeMismatch
+        | ErrorKind::UnknownName
+        | ErrorKind::InvalidFile => PyValueError::new_err(e.to_string()),
+        ErrorKind::Io => PyOSError::new_err(e.to_string()),
         _ => MemhcError::new_err(e.to_string()),
     }
 }
@@ -77,6 +84,28 @@ fn mapping(spec: &Bound<'_, PyAny>, out_spins: Option<usize>) -> PyResult<Arc<Sp
     m.map(Arc::new).map_err(|e| err(e.into()))
 }
 
+/// Runtime options from the keywords `Runtime` and `run_correlators` share; `budget` is bytes
+/// (an int), a string such as `"8G"`, or `None`.
+fn options(
+    backend: &str,
+    budget: Option<&Bound<'_, PyAny>>,
+    policy: &str,
+    mode: &str,
+    streams: usize,
+    seed: u64,
+) -> PyResult<Options> {
+    let mut o = Options::from_names(Some(backend), None, Some(policy), Some(mode)).map_err(err)?;
+    if let Some(b) = budget {
+        o.budget = Some(match b.extract::<usize>() {
+            Ok(n) => n,
+            Err(_) => memhc_embed::parse_bytes(&b.extract::<String>()?).map_err(err)?,
+        });
+    }
+    o.streams = streams;
+    o.seed = seed;
+    Ok(o)
+}
+
 impl Runtime {
     fn session(&self) -> PyResult<std::sync::MutexGuard<'_, Session>> {
         self.session.lock().map_err(|_| {
@@ -119,16 +148,7 @@ impl Runtime {
         streams: usize,
         seed: u64,
     ) -> PyResult<Self> {
-        let mut o =
-            Options::from_names(Some(backend), None, Some(policy), Some(mode)).map_err(err)?;
-        if let Some(b) = budget {
-            o.budget = Some(match b.extract::<usize>() {
-                Ok(n) => n,
-                Err(_) => memhc_embed::parse_bytes(&b.extract::<String>()?).map_err(err)?,
-            });
-        }
-        o.streams = streams;
-        o.seed = seed;
+        let o = options(backend, budget, policy, mode, streams, seed)?;
         let session = Session::open(&o).map_err(err)?;
         Ok(Runtime {
             serial: NEXT_RUNTIME.fetch_add(1, Ordering::Relaxed),
@@ -311,12 +331,156 @@ impl Runtime {
     }
 }
 
+/// Loads and plans a correlator file, the GIL released.
+fn open_corr(
+    py: Python<'_>,
+    path: PathBuf,
+    sharing: bool,
+    file_order: bool,
+    vector_size: usize,
+) -> PyResult<CorrRun> {
+    let opts = CorrOptions {
+        sharing,
+        order: if file_order {
+            Order::File
+        } else {
+            Order::Planned
+        },
+        vector_size,
+    };
+    py.detach(|| CorrRun::open(&path, &opts)).map_err(err)
+}
+
+/// `{name: (times, values)}` in file order: `times` an int64 array of shape `(n, 2)` (source,
+/// sink), `values` a complex128 array of shape `(n,)`.
+fn results_dict<'py>(py: Python<'py>, r: &CorrResults) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for c in &r.correlators().correlators {
+        let n = c.values.len();
+        let times: Vec<i64> = c
+            .values
+            .iter()
+            .flat_map(|v| [i64::from(v.source), i64::from(v.sink)])
+            .collect();
+        let times = numpy::PyArray1::from_vec(py, times).reshape([n, 2])?;
+        let values: Vec<Complex64> = c
+            .values
+            .iter()
+            .map(|v| Complex64::new(v.re, v.im))
+            .collect();
+        let values = numpy::PyArray1::from_vec(py, values);
+        d.set_item(&c.name, (times, values))?;
+    }
+    Ok(d)
+}
+
+/// `run_correlators(path, backend="host", budget=None, policy="lru", mode="optimal",
+/// streams=4, sharing=True, *, file_order=False, vector_size=16, seed=0, out=None)`: loads
+/// and plans the correlator file at `path` (`memhc-corr/1`, docs/correlator-format.md), runs
+/// it on a fresh runtime of the backend named, and returns `{name: (times, values)}` in file
+/// order: `times` an int64 array of shape `(n, 2)` of `(source, sink)`, `values` a complex128
+/// array of shape `(n,)`. `budget=None` is the plan's peak of live bytes on the host backend
+/// (nothing is evicted) and the device's free memory on a GPU. `out` (a path ending in
+/// `.json` or `.csv`) also writes the correlators there. A file that cannot be read raises
+/// `OSError`, an invalid one `ValueError` (one line naming the file and the place).
+#[pyfunction]
+#[pyo3(signature = (path, backend="host", budget=None, policy="lru", mode="optimal", streams=4,
+    sharing=true, *, file_order=false, vector_size=16, seed=0, out=None))]
+#[allow(clippy::too_many_arguments)]
+fn run_correlators<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    backend: &str,
+    budget: Option<&Bound<'py, PyAny>>,
+    policy: &str,
+    mode: &str,
+    streams: usize,
+    sharing: bool,
+    file_order: bool,
+    vector_size: usize,
+    seed: u64,
+    out: Option<PathBuf>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let o = options(backend, budget, policy, mode, streams, seed)?;
+    if let Some(out) = &out {
+        // A bad output path must not cost a run.
+        memhc_embed::check_output_path(out).map_err(err)?;
+    }
+    let run = open_corr(py, path, sharing, file_order, vector_size)?;
+    let results = py.detach(|| run.run(&o)).map_err(err)?;
+    if let Some(out) = out {
+        results.write(out).map_err(err)?;
+    }
+    results_dict(py, &results)
+}
+
+/// `plan_correlators(path, sharing=True, file_order=False, vector_size=16)`: the planner's
+/// report of a correlator file, as a dict: `contractions_without_sharing`, `contractions`,
+/// `traces`, `shared_fraction`, `flops`, `stages`, `nodes`, `node_bytes`, `peak_bytes` (the
+/// smallest budget under which a run evicts nothing), `peak_bytes_other_order`,
+/// `peak_bytes_with_pool`, `loops`, `sharing`, `order`.
+#[pyfunction]
+#[pyo3(signature = (path, sharing=true, file_order=false, vector_size=16))]
+fn plan_correlators<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    sharing: bool,
+    file_order: bool,
+    vector_size: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let run = open_corr(py, path, sharing, file_order, vector_size)?;
+    let r = run.plan_report();
+    let d = PyDict::new(py);
+    for (k, v) in [
+        ("loops", r.loops),
+        (
+            "contractions_without_sharing",
+            r.contractions_without_sharing,
+        ),
+        ("contractions", r.contractions),
+        ("traces", r.traces),
+        ("flops", r.flops),
+        ("stages", r.stages),
+        ("nodes", r.nodes),
+        ("node_bytes", r.node_bytes),
+        ("peak_bytes", r.peak_bytes),
+        ("peak_bytes_other_order", r.peak_bytes_other_order),
+        ("peak_bytes_with_pool", r.peak_bytes_with_pool),
+    ] {
+        d.set_item(k, v)?;
+    }
+    d.set_item("shared_fraction", r.shared_fraction)?;
+    d.set_item("sharing", r.sharing)?;
+    d.set_item(
+        "order",
+        if r.order == Order::File {
+            "file"
+        } else {
+            "planned"
+        },
+    )?;
+    Ok(d)
+}
+
+/// `reference_correlators(path)`: the correlators of a file computed by memhc's independent
+/// dense reference (every graph on its own, plain products and traces on the host; no planner,
+/// no runtime), in the form `run_correlators` returns.
+#[pyfunction]
+fn reference_correlators<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyDict>> {
+    let run = open_corr(py, path, true, false, CorrOptions::default().vector_size)?;
+    let results = py.detach(|| run.reference()).map_err(err)?;
+    results_dict(py, &results)
+}
+
 /// memhc: a GPU memory runtime for batched complex-double hadron contractions.
 #[pymodule]
 #[pyo3(name = "memhc")]
 fn memhc_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Runtime>()?;
     m.add_class::<Node>()?;
+    m.add_function(wrap_pyfunction!(run_correlators, m)?)?;
+    m.add_function(wrap_pyfunction!(plan_correlators, m)?)?;
+    m.add_function(wrap_pyfunction!(reference_correlators, m)?)?;
     m.add("MemhcError", m.py().get_type::<MemhcError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -36,6 +36,10 @@ pub extern "C" fn memhc_status_name(status: i32) -> *const c_char {
             MemhcStatus::AuditFailed => "MEMHC_STATUS_AUDIT_FAILED\0",
             MemhcStatus::BufferTooSmall => "MEMHC_STATUS_BUFFER_TOO_SMALL\0",
             MemhcStatus::Internal => "MEMHC_STATUS_INTERNAL\0",
+            MemhcStatus::Io => "MEMHC_STATUS_IO\0",
+            MemhcStatus::InvalidFile => "MEMHC_STATUS_INVALID_FILE\0",
+            MemhcStatus::VerifyFailed => "MEMHC_STATUS_VERIFY_FAILED\0",
+            MemhcStatus::NotFound => "MEMHC_STATUS_NOT_FOUND\0",
         });
     name.as_ptr().cast()
 }

@@ -5,6 +5,7 @@
 //! ([`crate::api`]).
 
 pub mod compute;
+pub mod corr;
 pub mod errors;
 pub mod objects;
 pub mod runtime;
