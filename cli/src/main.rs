@@ -15,7 +15,7 @@ mod backend;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use memhc_core::Config;
-use memhc_corr::{Order, PlanOptions};
+use memhc_corr::{Order, OutputForm, PlanOptions};
 use memhc_corr_gen::file::{FileOptions, to_file};
 use memhc_corr_gen::model::TimePair;
 use memhc_corr_gen::presets::{Preset, correlator_matrix};
@@ -268,7 +268,7 @@ fn execute(cli: Cli) -> Result<(), String> {
             let backend = backend::choose(&backend)?;
             backend.check().map_err(|e| e.to_string())?;
             // Checked before anything runs: a bad --out must not cost a run.
-            let out = out.map(|p| out_kind(&p).map(|k| (p, k))).transpose()?;
+            let out = out.map(|p| out_form(&p).map(|_| p)).transpose()?;
             let policies = parse_policies(&policy).map_err(|e| e.to_string())?;
             let modes = parse_modes(&mode).map_err(|e| e.to_string())?;
             let observe = Observe {
@@ -346,8 +346,8 @@ fn execute(cli: Cli) -> Result<(), String> {
                         }
                     }
                     if first {
-                        if let Some((path, kind)) = &out {
-                            write_values(&values, path, *kind)?;
+                        if let Some(path) = &out {
+                            values.write(path).map_err(|e| e.to_string())?;
                         }
                         first = false;
                     }
@@ -389,46 +389,13 @@ fn at_sources(times: &[TimePair], sources: &[u32]) -> Result<Vec<TimePair>, Stri
 }
 
 /// The forms `--out` writes.
-#[derive(Clone, Copy, Debug)]
-enum OutKind {
-    Json,
-    Csv,
-    #[cfg_attr(not(feature = "hdf5"), allow(dead_code))]
-    Hdf5,
-}
-
 /// The form `--out PATH` asks for, by its extension; an error for one this build cannot write.
-fn out_kind(path: &std::path::Path) -> Result<OutKind, String> {
-    match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
-        "json" => Ok(OutKind::Json),
-        "csv" => Ok(OutKind::Csv),
-        #[cfg(feature = "hdf5")]
-        "h5" | "hdf5" => Ok(OutKind::Hdf5),
-        #[cfg(not(feature = "hdf5"))]
-        "h5" | "hdf5" => Err(format!(
-            "--out {}: this build has no HDF5; rebuild with \
-             `cargo build --release -p memhc-cli --features hdf5` (needs libhdf5-dev)",
-            path.display()
-        )),
-        other => Err(format!(
-            "--out {}: unknown extension '{other}' (json, csv or h5)",
-            path.display()
-        )),
-    }
-}
-
-fn write_values(
-    values: &memhc_corr::Correlators,
-    path: &std::path::Path,
-    kind: OutKind,
-) -> Result<(), String> {
-    let written = match kind {
-        OutKind::Json => values.write_json(path),
-        OutKind::Csv => values.write_csv(path),
-        #[cfg(feature = "hdf5")]
-        OutKind::Hdf5 => values.write_hdf5(path),
-        #[cfg(not(feature = "hdf5"))]
-        OutKind::Hdf5 => return Err("internal: no HDF5 in this build".into()),
-    };
-    written.map_err(|e| e.to_string())
+fn out_form(path: &std::path::Path) -> Result<OutputForm, String> {
+    OutputForm::of(path).map_err(|e| match e {
+        memhc_corr::CorrError::Unavailable(m) => format!(
+            "--out {m}; rebuild with `cargo build --release -p memhc-cli --features hdf5` \
+             (needs libhdf5-dev)"
+        ),
+        other => format!("--out {other}"),
+    })
 }

@@ -129,6 +129,9 @@ pub enum CorrError {
     /// A plan or option that does not fit the model or runtime it is used with.
     #[error("{0}")]
     Usage(String),
+    /// Something this build was compiled without (HDF5 output without the feature `hdf5`).
+    #[error("{0}")]
+    Unavailable(String),
     /// The hadron layer failed.
     #[error(transparent)]
     Hadron(#[from] hadron::HadronError),

@@ -56,7 +56,7 @@ pub use format::{
 };
 pub use io::{load, parse, save};
 pub use model::{Correlator, Graph, Loop, LoopKind, Model, Node, TimePair};
-pub use output::{CorrelatorValues, Correlators, Value};
+pub use output::{CorrelatorValues, Correlators, OutputForm, Value};
 pub use plan::{Operand, Order, Plan, PlanOptions, PlanReport, Stage, plan};
 pub use run::{Progress, run};
 pub use validate::is_valid_id;

@@ -140,6 +140,18 @@ impl Correlators {
         worst
     }
 
+    /// Writes the form `path`'s extension names ([`OutputForm::of`]).
+    pub fn write(&self, path: &Path) -> Result<()> {
+        match OutputForm::of(path)? {
+            OutputForm::Json => self.write_json(path),
+            OutputForm::Csv => self.write_csv(path),
+            #[cfg(feature = "hdf5")]
+            OutputForm::Hdf5 => self.write_hdf5(path),
+            #[cfg(not(feature = "hdf5"))]
+            OutputForm::Hdf5 => Err(OutputForm::no_hdf5(path)),
+        }
+    }
+
     /// Writes the JSON form.
     pub fn write_json(&self, path: &Path) -> Result<()> {
         let text = serde_json::to_string_pretty(self).map_err(|e| CorrError::io(path, e))?;
@@ -171,5 +183,42 @@ impl Correlators {
     #[cfg(feature = "hdf5")]
     pub fn write_hdf5(&self, path: &Path) -> Result<()> {
         crate::hdf5_out::write(self, path)
+    }
+}
+
+/// The forms correlators are written in, named by a file's extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputForm {
+    /// `.json`: `memhc-corr-values/1`.
+    Json,
+    /// `.csv`: `correlator,source,sink,re,im`.
+    Csv,
+    /// `.h5` or `.hdf5`: one dataset per correlator (feature `hdf5`).
+    Hdf5,
+}
+
+impl OutputForm {
+    /// The form `path`'s extension names, checked against this build before anything runs:
+    /// an unknown extension is [`CorrError::Usage`], and HDF5 in a build without the feature
+    /// `hdf5` is [`CorrError::Unavailable`].
+    pub fn of(path: &Path) -> Result<Self> {
+        match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
+            "json" => Ok(OutputForm::Json),
+            "csv" => Ok(OutputForm::Csv),
+            "h5" | "hdf5" if cfg!(feature = "hdf5") => Ok(OutputForm::Hdf5),
+            "h5" | "hdf5" => Err(Self::no_hdf5(path)),
+            other => Err(CorrError::Usage(format!(
+                "{}: unknown extension '{other}' (json, csv or h5)",
+                path.display()
+            ))),
+        }
+    }
+
+    fn no_hdf5(path: &Path) -> CorrError {
+        CorrError::Unavailable(format!(
+            "{}: this build of memhc has no HDF5 output (the feature `hdf5`, which needs \
+             libhdf5); write .json or .csv",
+            path.display()
+        ))
     }
 }

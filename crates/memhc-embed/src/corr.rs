@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 
 use memhc_core::{Complex64, Stats};
-use memhc_corr::{CorrelatorValues, Correlators, Model, Plan, PlanOptions};
+use memhc_corr::{CorrelatorValues, Correlators, Model, OutputForm, Plan, PlanOptions};
 
 use crate::any::{AnyEngine, with_engine};
 use crate::error::{EmbedError, Result};
@@ -271,40 +271,7 @@ impl CorrResults {
     /// extension is [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument); a file
     /// that cannot be written [`ErrorKind::Io`](crate::ErrorKind::Io).
     pub fn write(&self, path: impl AsRef<Path>) -> Result<()> {
-        let path = path.as_ref();
-        match output_kind(path)? {
-            OutputKind::Json => Ok(self.values.write_json(path)?),
-            OutputKind::Csv => Ok(self.values.write_csv(path)?),
-            #[cfg(feature = "hdf5")]
-            OutputKind::Hdf5 => Ok(self.values.write_hdf5(path)?),
-        }
-    }
-}
-
-/// The forms [`CorrResults::write`] writes.
-enum OutputKind {
-    Json,
-    Csv,
-    #[cfg(feature = "hdf5")]
-    Hdf5,
-}
-
-fn output_kind(path: &Path) -> Result<OutputKind> {
-    match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
-        "json" => Ok(OutputKind::Json),
-        "csv" => Ok(OutputKind::Csv),
-        #[cfg(feature = "hdf5")]
-        "h5" | "hdf5" => Ok(OutputKind::Hdf5),
-        #[cfg(not(feature = "hdf5"))]
-        "h5" | "hdf5" => Err(EmbedError::Unavailable(format!(
-            "{}: this build of memhc has no HDF5 output; rebuild with the feature `hdf5` \
-             (needs libhdf5), or write .json or .csv",
-            path.display()
-        ))),
-        other => Err(EmbedError::InvalidArgument(format!(
-            "{}: unknown extension '{other}' (json, csv or h5)",
-            path.display()
-        ))),
+        Ok(self.values.write(path.as_ref())?)
     }
 }
 
@@ -312,7 +279,7 @@ fn output_kind(path: &Path) -> Result<OutputKind> {
 /// build, without writing anything: call it before a run so that a bad output path does not
 /// cost one.
 pub fn check_output_path(path: impl AsRef<Path>) -> Result<()> {
-    output_kind(path.as_ref()).map(drop)
+    OutputForm::of(path.as_ref()).map(drop).map_err(Into::into)
 }
 
 #[cfg(test)]

@@ -121,6 +121,7 @@ fn corr_kind(e: &CorrError) -> ErrorKind {
     match e {
         CorrError::Io { .. } => ErrorKind::Io,
         CorrError::Json { .. } | CorrError::Invalid(_) => ErrorKind::InvalidFile,
+        CorrError::Unavailable(_) => ErrorKind::Unavailable,
         CorrError::Hadron(h) => EmbedError::Hadron(h.clone()).kind(),
         CorrError::Runtime(r) => runtime_kind(r),
         _ => ErrorKind::InvalidArgument,
