@@ -100,17 +100,9 @@ pub fn options(
     Ok(options)
 }
 
-/// Opens a runtime from names (each `None` for its default) and numbers (0 for the default).
-pub fn create(
-    backend: Option<&str>,
-    policy: Option<&str>,
-    mode: Option<&str>,
-    budget: u64,
-    streams: u32,
-    seed: u64,
-) -> Outcome<MemhcRuntime> {
-    let options = options(backend, policy, mode, budget, streams, seed)?;
-    let session = Session::open(&options)?;
+/// Opens a runtime with `options` ([`options`] builds them from a `memhc_config`).
+pub fn create(options: &Options) -> Outcome<MemhcRuntime> {
+    let session = Session::open(options)?;
     let instance = Instance {
         session,
         objects: Registry::new(Kind::Object),

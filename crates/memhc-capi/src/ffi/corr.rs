@@ -2,9 +2,8 @@
 
 use std::ffi::c_char;
 
-use super::runtime::memhc_config_default;
+use super::runtime::config_options;
 use super::{check_ptr, get, guard, put, slice_mut, string};
-use crate::api;
 use crate::api::corr;
 use crate::status::{Failure, MemhcStatus};
 use crate::types::{
@@ -113,20 +112,7 @@ pub unsafe extern "C" fn memhc_corr_run(
 ) -> MemhcStatus {
     guard(|| {
         check_ptr(out.cast_const(), "out")?;
-        let c = if config.is_null() {
-            memhc_config_default()
-        } else {
-            get(config, "config")?
-        };
-        let options = api::options(
-            string(c.backend, "config.backend")?,
-            string(c.policy, "config.policy")?,
-            string(c.mode, "config.mode")?,
-            c.budget_bytes,
-            c.streams,
-            c.seed,
-        )?;
-        put(out, corr::run(corr, &options)?);
+        put(out, corr::run(corr, &config_options(config)?)?);
         Ok(())
     })
 }

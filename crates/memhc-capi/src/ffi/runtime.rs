@@ -1,8 +1,10 @@
 //! Runtimes: configuration, creation, destruction, statistics, audit.
 
 use super::{check_ptr, get, guard, put, string};
+use memhc_embed::Options;
+
 use crate::api;
-use crate::status::MemhcStatus;
+use crate::status::{MemhcStatus, Outcome};
 use crate::types::{MemhcConfig, MemhcRuntime, MemhcStats};
 
 /// The default configuration: the host backend, a 1 GiB budget (`budget_bytes` 0), LRU, the
@@ -40,19 +42,7 @@ pub unsafe extern "C" fn memhc_runtime_create(
 ) -> MemhcStatus {
     guard(|| {
         check_ptr(out.cast_const(), "out")?;
-        let c = if config.is_null() {
-            memhc_config_default()
-        } else {
-            get(config, "config")?
-        };
-        let rt = api::create(
-            string(c.backend, "config.backend")?,
-            string(c.policy, "config.policy")?,
-            string(c.mode, "config.mode")?,
-            c.budget_bytes,
-            c.streams,
-            c.seed,
-        )?;
+        let rt = api::create(&config_options(config)?)?;
         put(out, rt);
         Ok(())
     })
@@ -94,4 +84,22 @@ pub extern "C" fn memhc_audit(rt: MemhcRuntime) -> MemhcStatus {
 #[unsafe(no_mangle)]
 pub extern "C" fn memhc_synchronize(rt: MemhcRuntime) -> MemhcStatus {
     guard(|| api::synchronize(rt))
+}
+
+/// The options a `memhc_config` describes (null: [`memhc_config_default`]); the strings it
+/// points to are read during the call only.
+pub(super) fn config_options(config: *const MemhcConfig) -> Outcome<Options> {
+    let c = if config.is_null() {
+        memhc_config_default()
+    } else {
+        get(config, "config")?
+    };
+    api::options(
+        string(c.backend, "config.backend")?,
+        string(c.policy, "config.policy")?,
+        string(c.mode, "config.mode")?,
+        c.budget_bytes,
+        c.streams,
+        c.seed,
+    )
 }
