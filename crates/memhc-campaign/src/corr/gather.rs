@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use memhc_corr::{CorrelatorValues, Correlators, Value};
+use memhc_corr::{CorrelatorValues, Correlators, OutputForm, Value};
 use serde::{Deserialize, Serialize};
 
 use crate::corr::units::Units;
@@ -130,15 +130,9 @@ impl CampaignValues {
 
     /// Writes `path` atomically, as JSON (`.json`) or CSV (`.csv`).
     pub fn write(&self, path: &Path) -> Result<()> {
-        let bytes = match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
-            "json" => self.to_json()?,
-            "csv" => self.to_csv()?,
-            other => {
-                return Err(CampaignError::Usage(format!(
-                    "{}: unknown extension '{other}' (json or csv)",
-                    path.display()
-                )));
-            }
+        let bytes = match is_json(path)? {
+            true => self.to_json()?,
+            false => self.to_csv()?,
         };
         write_atomic(path, &bytes)
     }
@@ -146,8 +140,15 @@ impl CampaignValues {
 
 /// Whether `path` names an output [`CampaignValues::write`] can write.
 pub fn check_output(path: &Path) -> Result<()> {
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("json" | "csv") => Ok(()),
+    is_json(path).map(drop)
+}
+
+/// Whether `path`'s extension asks for JSON (`true`) or CSV (`false`) ([`OutputForm::of`]);
+/// a campaign writes no other form.
+fn is_json(path: &Path) -> Result<bool> {
+    match OutputForm::of(path) {
+        Ok(OutputForm::Json) => Ok(true),
+        Ok(OutputForm::Csv) => Ok(false),
         _ => Err(CampaignError::Usage(format!(
             "--out {}: the output is .json or .csv",
             path.display()
