@@ -124,6 +124,7 @@ mod options;
 mod probe;
 mod staging;
 mod stream;
+mod timing;
 
 use memhc_backend::DeviceMemory;
 use memhc_backend::ELEMENT_BYTES;
