@@ -121,8 +121,14 @@ impl<D: DeviceApi> GpuBackend<D> {
         mark: Option<Mark<D>>,
         enqueued: Result<T, BackendError>,
     ) -> Result<T, BackendError> {
-        self.timing
-            .end(&self.api, stream.raw(), stream.number(), kind, mark, enqueued)
+        self.timing.end(
+            &self.api,
+            stream.raw(),
+            stream.number(),
+            kind,
+            mark,
+            enqueued,
+        )
     }
 
     /// Runs `enqueue`, timed as work of `kind` on `stream` while timing is on.
@@ -501,7 +507,9 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         }
         let call = Geam::new(*shape, items);
         stream.with_gear(|gear| {
-            self.timed(stream, WorkKind::Compute, || self.api.geam(&gear.blas, &call))
+            self.timed(stream, WorkKind::Compute, || {
+                self.api.geam(&gear.blas, &call)
+            })
         })
     }
 

@@ -226,9 +226,8 @@ impl<D: DeviceApi> Timing<D> {
     /// The clock now: a timing event recorded on the clock's stream, waited for, against the
     /// base. `None` before timing was first switched on, or if the driver fails.
     pub(crate) fn now(&self, api: &D) -> Option<u64> {
-        if self.state().clock.is_none() {
-            return None;
-        }
+        // Not started: no clock, and no event made.
+        self.state().clock.as_ref()?;
         let event = self.event(api).ok()?;
         let mut state = self.state();
         let clock = state.clock.as_ref()?;
