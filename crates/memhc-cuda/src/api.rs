@@ -161,6 +161,20 @@ impl DeviceApi for Cuda {
         CudaEventHandle::new(&self.ctx)
     }
 
+    fn timing_event_create(&self) -> Result<CudaEventHandle, BackendError> {
+        CudaEventHandle::timing(&self.ctx)
+    }
+
+    fn event_elapsed_ms(
+        &self,
+        start: &CudaEventHandle,
+        end: &CudaEventHandle,
+    ) -> Result<f32, BackendError> {
+        self.ctx.bind()?;
+        // SAFETY: both events live as long as the references.
+        unsafe { driver::event_elapsed_ms(start.raw(), end.raw()) }
+    }
+
     fn event_record(
         &self,
         event: &CudaEventHandle,

@@ -293,6 +293,22 @@ pub fn event_create() -> Result<CUevent, BackendError> {
         .map_err(|e| fail("cuEventCreate", e))
 }
 
+/// An event that records time (`CU_EVENT_DEFAULT`), for [`event_elapsed_ms`].
+pub fn timing_event_create() -> Result<CUevent, BackendError> {
+    result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT)
+        .map_err(|e| fail("cuEventCreate", e))
+}
+
+/// Milliseconds between the completed records of two timing events.
+///
+/// # Safety
+/// Both are live events of the current context.
+pub unsafe fn event_elapsed_ms(start: CUevent, end: CUevent) -> Result<f32, BackendError> {
+    // SAFETY: the caller keeps both events live; the driver checks that they were created with
+    // timing and that their records completed.
+    unsafe { result::event::elapsed(start, end) }.map_err(|e| fail("cuEventElapsedTime", e))
+}
+
 /// Records `event` on `stream`.
 ///
 /// # Safety

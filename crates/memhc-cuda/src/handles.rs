@@ -257,7 +257,7 @@ impl Drop for CudaStreamHandle {
     }
 }
 
-/// A CUDA event without timing, destroyed on drop.
+/// A CUDA event (without timing, or with it for the backend's timing), destroyed on drop.
 #[derive(Debug)]
 pub struct CudaEventHandle {
     raw: CUevent,
@@ -275,6 +275,15 @@ impl CudaEventHandle {
         ctx.bind()?;
         Ok(CudaEventHandle {
             raw: driver::event_create()?,
+            ctx: Arc::clone(ctx),
+        })
+    }
+
+    /// Creates an event that records time in `ctx`.
+    pub(crate) fn timing(ctx: &Arc<Context>) -> Result<Self, BackendError> {
+        ctx.bind()?;
+        Ok(CudaEventHandle {
+            raw: driver::timing_event_create()?,
             ctx: Arc::clone(ctx),
         })
     }

@@ -65,6 +65,8 @@ const DRIVER_SYMBOLS: &[&str] = &[
     "cuEventRecord",
     "cuEventQuery",
     "cuEventSynchronize",
+    // cudarc's `cuda-13000` feature calls the `_v2` form.
+    "cuEventElapsedTime_v2",
     "cuEventDestroy_v2",
 ];
 

@@ -115,6 +115,16 @@ pub trait DeviceApi: Send + Sync + fmt::Debug + Sized + 'static {
     /// Creates an event without timing.
     fn event_create(&self) -> Result<Self::Event, BackendError>;
 
+    /// Creates an event that records time, for [`DeviceApi::event_elapsed_ms`] (CUDA
+    /// `cuEventCreate` with `CU_EVENT_DEFAULT`, HIP `hipEventDefault`). Used only while the
+    /// backend times its work.
+    fn timing_event_create(&self) -> Result<Self::Event, BackendError>;
+
+    /// Milliseconds from the most recent record of `start` to that of `end`, both timing events
+    /// ([`DeviceApi::timing_event_create`]) whose records have completed.
+    fn event_elapsed_ms(&self, start: &Self::Event, end: &Self::Event)
+    -> Result<f32, BackendError>;
+
     /// Records `event` on `stream`.
     fn event_record(&self, event: &Self::Event, stream: &Self::Stream) -> Result<(), BackendError>;
 

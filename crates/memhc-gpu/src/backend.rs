@@ -1,12 +1,14 @@
 //! [`GpuBackend`]: the [`Backend`] trait, once, over any [`DeviceApi`].
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use memhc_backend::components::{ComponentBatch, validate_components};
 use memhc_backend::gemm::{
     GeamShape, GemmItem, GemmShape, StridedBatch, validate_batched, validate_geam, validate_strided,
 };
 use memhc_backend::ledger::Ledger;
+use memhc_backend::timeline::{WorkKind, WorkSpan};
 use memhc_backend::{Backend, BackendError, BackendOp, DeviceMemory};
 use memhc_backend::{Location, MemInfo, check_range, not_managed};
 
@@ -17,6 +19,7 @@ use crate::options::GpuOptions;
 use crate::pointer_table;
 use crate::staging::Completion;
 use crate::stream::{GpuStream, Pool};
+use crate::timing::{Mark, Timing};
 
 /// The [`Backend`] on one GPU, over the device API `D`: device memory under a byte budget,
 /// copies staged per stream through page-locked memory in bounded pieces, pointer-array,
@@ -28,6 +31,8 @@ pub struct GpuBackend<D: DeviceApi> {
     ledger: Arc<Ledger>,
     options: GpuOptions,
     name: String,
+    timing: Timing<D>,
+    next_stream: AtomicU64,
 }
 
 impl<D: DeviceApi> GpuBackend<D> {
@@ -58,13 +63,15 @@ impl<D: DeviceApi> GpuBackend<D> {
         let api = Arc::new(api);
         let free = api.mem_get_info()?.free;
         let budget = options.resolve_budget(D::KIND, free)?;
-        drop(GpuStream::new(&api, &options.staging)?);
+        drop(GpuStream::new(&api, &options.staging, 0)?);
         let name = api.describe(budget);
         Ok(GpuBackend {
             api,
             ledger: Ledger::new(budget),
             options,
             name,
+            timing: Timing::default(),
+            next_stream: AtomicU64::new(0),
         })
     }
 
@@ -98,6 +105,41 @@ impl<D: DeviceApi> GpuBackend<D> {
     /// budget).
     pub fn device_mem_info(&self) -> Result<MemInfo, BackendError> {
         self.api.mem_get_info()
+    }
+
+    /// With timing on, records the start of a piece of work on `stream`.
+    fn begin(&self, stream: &GpuStream<D>) -> Result<Option<Mark<D>>, BackendError> {
+        self.timing.begin(&self.api, stream.raw())
+    }
+
+    /// With timing on, records the end of the work `mark` began, as work of `kind`, once
+    /// `enqueued` succeeded.
+    fn end<T>(
+        &self,
+        stream: &GpuStream<D>,
+        kind: WorkKind,
+        mark: Option<Mark<D>>,
+        enqueued: Result<T, BackendError>,
+    ) -> Result<T, BackendError> {
+        self.timing.end(
+            &self.api,
+            stream.raw(),
+            stream.number(),
+            kind,
+            mark,
+            enqueued,
+        )
+    }
+
+    /// Runs `enqueue`, timed as work of `kind` on `stream` while timing is on.
+    fn timed<T>(
+        &self,
+        stream: &GpuStream<D>,
+        kind: WorkKind,
+        enqueue: impl FnOnce() -> Result<T, BackendError>,
+    ) -> Result<T, BackendError> {
+        let mark = self.begin(stream)?;
+        self.end(stream, kind, mark, enqueue())
     }
 
     /// Records a fence on `stream`.
@@ -144,7 +186,9 @@ impl<D: DeviceApi> GpuBackend<D> {
             // upload into it after the GEMM.
             self.upload(stream, &bytes, device_table, 0)?;
             let call = BatchedGemm::new(*shape, device_table.address(), table.len() / 3);
-            self.api.gemm_batched(&gear.blas, &call)
+            self.timed(stream, WorkKind::Compute, || {
+                self.api.gemm_batched(&gear.blas, &call)
+            })
         })
     }
 
@@ -250,7 +294,8 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
     }
 
     fn create_stream(&self) -> Result<GpuStream<D>, BackendError> {
-        GpuStream::new(&self.api, &self.options.staging)
+        let number = self.next_stream.fetch_add(1, Ordering::Relaxed);
+        GpuStream::new(&self.api, &self.options.staging, number)
     }
 
     fn create_event(&self) -> Result<GpuEvent<D>, BackendError> {
@@ -305,7 +350,9 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         if src.is_empty() {
             return Ok(());
         }
-        self.upload(stream, src, dst.memory(), dst_offset)
+        self.timed(stream, WorkKind::CopyH2D, || {
+            self.upload(stream, src, dst.memory(), dst_offset)
+        })
     }
 
     fn alloc_host(&self, bytes: usize) -> Result<GpuHostBuffer<D>, BackendError> {
@@ -340,14 +387,16 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         }
         let mut pending = dst.pending();
         forget_completed(&mut pending)?;
-        self.api.copy_d2h_async(
-            stream.raw(),
-            src.memory(),
-            src_offset,
-            dst.pinned(),
-            dst_offset,
-            len,
-        )?;
+        self.timed(stream, WorkKind::CopyD2H, || {
+            self.api.copy_d2h_async(
+                stream.raw(),
+                src.memory(),
+                src_offset,
+                dst.pinned(),
+                dst_offset,
+                len,
+            )
+        })?;
         match self.fence(stream) {
             Ok(fence) => {
                 pending.push(fence);
@@ -375,6 +424,7 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
             return Ok(());
         }
         let chunk = self.options.staging.chunk;
+        let mark = self.begin(stream)?;
         let mut pool = stream.staging();
         let mut in_flight: Option<(StagingBuffer<D>, Fence<D>, &mut [u8])> = None;
         let mut outcome = Ok(());
@@ -404,8 +454,10 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
             if let Some((b, _, _)) = in_flight.take() {
                 recover(&mut pool, stream, b);
             }
-            return outcome;
+            return self.end(stream, WorkKind::CopyD2H, mark, outcome);
         }
+        // The end is recorded right after the last copy, before the host waits for it.
+        self.end(stream, WorkKind::CopyD2H, mark, Ok(()))?;
         match in_flight {
             Some((b, f, out)) => read_out(&mut pool, b, &f, out),
             None => Ok(()),
@@ -454,7 +506,11 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
             return Ok(());
         }
         let call = Geam::new(*shape, items);
-        stream.with_gear(|gear| self.api.geam(&gear.blas, &call))
+        stream.with_gear(|gear| {
+            self.timed(stream, WorkKind::Compute, || {
+                self.api.geam(&gear.blas, &call)
+            })
+        })
     }
 
     fn gemm_strided_batched(
@@ -468,7 +524,11 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
             return Ok(());
         }
         let call = StridedGemm::new(*shape, batch);
-        stream.with_gear(|gear| self.api.gemm_strided_batched(&gear.blas, &call))
+        stream.with_gear(|gear| {
+            self.timed(stream, WorkKind::Compute, || {
+                self.api.gemm_strided_batched(&gear.blas, &call)
+            })
+        })
     }
 
     fn supports_managed(&self) -> bool {
@@ -518,6 +578,29 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
     fn advise_read_mostly(&self, buffer: &GpuBuffer<D>) -> Result<(), BackendError> {
         self.managed_only(buffer, BackendOp::Alloc)?;
         self.api.advise_read_mostly(buffer.memory())
+    }
+
+    /// On, the first time: a base timing event recorded on a stream of the backend's own, from
+    /// which every span's times are measured. While on, each copy and GEMM or GEAM batch is
+    /// bracketed by two timing events on its stream. Returns false if the device cannot make
+    /// the base event (timing then stays off).
+    fn set_timing(&self, on: bool) -> bool {
+        self.timing.set(&self.api, on)
+    }
+
+    /// The spans whose end event has completed; the others stay for a later call.
+    fn take_timeline(&self) -> Vec<WorkSpan> {
+        self.timing.take(&self.api)
+    }
+
+    fn stream_number(&self, stream: &GpuStream<D>) -> Option<u64> {
+        Some(stream.number())
+    }
+
+    /// A timing event recorded now and waited for, against the base; `None` before timing
+    /// was first switched on.
+    fn timing_clock_ns(&self) -> Option<u64> {
+        self.timing.now(&self.api)
     }
 }
 

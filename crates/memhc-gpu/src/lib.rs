@@ -51,7 +51,9 @@
 //! [`DeviceApi`] is shaped after the CUDA driver API, which HIP mirrors: `open` (probe, then
 //! open one device), `device_name`, `describe` (the line `name()` reports) and
 //! `mem_get_info`, `malloc` and `free`, `host_alloc` for page-locked memory, `copy_h2d_async` and `copy_d2h_async` between the two
-//! on a stream, streams and events (record, wait, query, synchronise), a BLAS handle bound to a
+//! on a stream, streams and events (record, wait, query, synchronise; timing events and the
+//! milliseconds between two, for [`Backend::set_timing`](memhc_backend::Backend::set_timing)),
+//! a BLAS handle bound to a
 //! stream, pointer-array and strided batched ZGEMM, ZGEAM, and optional managed memory
 //! (allocate, advise read-mostly, prefetch, host access in place), whose provided methods say
 //! it is unsupported. Its methods are safe: an implementation checks the ranges of copies
@@ -124,6 +126,7 @@ mod options;
 mod probe;
 mod staging;
 mod stream;
+mod timing;
 
 use memhc_backend::DeviceMemory;
 use memhc_backend::ELEMENT_BYTES;

@@ -39,6 +39,7 @@ pub struct GpuStream<D: DeviceApi> {
     gear: Mutex<Gear<D>>,
     raw: D::Stream,
     api: Arc<D>,
+    number: u64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -46,8 +47,12 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl<D: DeviceApi> GpuStream<D> {
-    /// A new stream and its BLAS handle.
-    pub(crate) fn new(api: &Arc<D>, limits: &StagingLimits) -> Result<Self, BackendError> {
+    /// A new stream and its BLAS handle; `number` names it in timed spans.
+    pub(crate) fn new(
+        api: &Arc<D>,
+        limits: &StagingLimits,
+        number: u64,
+    ) -> Result<Self, BackendError> {
         let raw = api.stream_create()?;
         let blas = api.blas_create(&raw)?;
         Ok(GpuStream {
@@ -55,7 +60,13 @@ impl<D: DeviceApi> GpuStream<D> {
             gear: Mutex::new(Gear { blas, table: None }),
             raw,
             api: Arc::clone(api),
+            number,
         })
+    }
+
+    /// The number the backend gave the stream ([`Backend::stream_number`](memhc_backend::Backend::stream_number)).
+    pub(crate) fn number(&self) -> u64 {
+        self.number
     }
 
     /// The driver's stream.

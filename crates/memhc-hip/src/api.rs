@@ -204,6 +204,20 @@ impl DeviceApi for Hip {
         HipEventHandle::new(self.libs)
     }
 
+    fn timing_event_create(&self) -> Result<HipEventHandle, BackendError> {
+        self.bind()?;
+        HipEventHandle::timing(self.libs)
+    }
+
+    fn event_elapsed_ms(
+        &self,
+        start: &HipEventHandle,
+        end: &HipEventHandle,
+    ) -> Result<f32, BackendError> {
+        // SAFETY: both events are live (borrowed).
+        unsafe { check::event_elapsed_ms(self.libs, start.raw(), end.raw()) }
+    }
+
     fn event_record(
         &self,
         event: &HipEventHandle,

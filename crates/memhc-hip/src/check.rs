@@ -13,7 +13,7 @@ use memhc_backend::BackendError;
 use num_complex::Complex64;
 
 use crate::ffi::{
-    HIP_ERROR_NOT_READY, HIP_ERROR_OUT_OF_MEMORY, HIP_EVENT_DISABLE_TIMING,
+    HIP_ERROR_NOT_READY, HIP_ERROR_OUT_OF_MEMORY, HIP_EVENT_DEFAULT, HIP_EVENT_DISABLE_TIMING,
     HIP_HOST_MALLOC_DEFAULT, HIP_STREAM_NON_BLOCKING, HIP_SUCCESS, HipError, HipEventT, HipStreamT,
     Libraries, ROCBLAS_OPERATION_NONE, ROCBLAS_POINTER_MODE_HOST, ROCBLAS_STATUS_SUCCESS,
     RocblasHandle, RocblasInt, RocblasOperation, RocblasStatus, RocblasStride,
@@ -299,10 +299,38 @@ pub(crate) fn event_create(libs: Libs) -> Result<HipEventT, BackendError> {
     Ok(e)
 }
 
+/// Creates an event that records time (`hipEventDefault`), for [`event_elapsed_ms`].
+pub(crate) fn timing_event_create(libs: Libs) -> Result<HipEventT, BackendError> {
+    let mut e: HipEventT = std::ptr::null_mut();
+    // SAFETY: writes one handle through a valid pointer.
+    hip(libs, "hipEventCreateWithFlags", unsafe {
+        (libs.hip.hipEventCreateWithFlags)(&mut e, HIP_EVENT_DEFAULT)
+    })?;
+    Ok(e)
+}
+
+/// Milliseconds between the completed records of two timing events.
+///
+/// # Safety
+/// Both handles are live.
+pub(crate) unsafe fn event_elapsed_ms(
+    libs: Libs,
+    start: HipEventT,
+    end: HipEventT,
+) -> Result<f32, BackendError> {
+    let mut ms: f32 = 0.0;
+    // SAFETY: the caller guarantees both handles are live; HIP writes one float through a
+    // valid pointer.
+    hip(libs, "hipEventElapsedTime", unsafe {
+        (libs.hip.hipEventElapsedTime)(&mut ms, start, end)
+    })?;
+    Ok(ms)
+}
+
 /// Destroys an event (a pending record still completes).
 ///
 /// # Safety
-/// `event` came from [`event_create`] and is destroyed once.
+/// `event` came from [`event_create`] or [`timing_event_create`] and is destroyed once.
 pub(crate) unsafe fn event_destroy(libs: Libs, event: HipEventT) -> Result<(), BackendError> {
     // SAFETY: the caller guarantees the handle is live and destroyed once.
     hip(libs, "hipEventDestroy", unsafe {

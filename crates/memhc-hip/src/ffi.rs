@@ -55,6 +55,8 @@ pub(crate) const HIP_MEMCPY_DEVICE_TO_HOST: c_int = 2;
 pub(crate) const HIP_STREAM_NON_BLOCKING: c_uint = 0x1;
 /// `hipEventDisableTiming`.
 pub(crate) const HIP_EVENT_DISABLE_TIMING: c_uint = 0x2;
+/// `hipEventDefault`: an event that records time.
+pub(crate) const HIP_EVENT_DEFAULT: c_uint = 0x0;
 /// `hipHostMallocDefault`: pinned, cached, not write-combined (good both ways).
 pub(crate) const HIP_HOST_MALLOC_DEFAULT: c_uint = 0x0;
 
@@ -158,6 +160,7 @@ api! {
         fn hipEventRecord(event: HipEventT, stream: HipStreamT) -> HipError;
         fn hipEventQuery(event: HipEventT) -> HipError;
         fn hipEventSynchronize(event: HipEventT) -> HipError;
+        fn hipEventElapsedTime(ms: *mut f32, start: HipEventT, stop: HipEventT) -> HipError;
         fn hipDeviceSynchronize() -> HipError;
     }
 }
@@ -538,7 +541,7 @@ mod tests {
 
     #[test]
     fn tables_list_every_symbol_once() {
-        assert_eq!(HipApi::SYMBOLS.len(), 23);
+        assert_eq!(HipApi::SYMBOLS.len(), 24);
         assert_eq!(BlasApi::SYMBOLS.len(), 9);
         let mut all: Vec<&str> = HipApi::SYMBOLS
             .iter()
@@ -547,6 +550,6 @@ mod tests {
             .collect();
         all.sort_unstable();
         all.dedup();
-        assert_eq!(all.len(), 32);
+        assert_eq!(all.len(), 33);
     }
 }

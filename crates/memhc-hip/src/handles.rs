@@ -219,7 +219,8 @@ impl Drop for HipStreamHandle {
     }
 }
 
-/// One `hipEvent_t` (created without timing), destroyed on drop.
+/// One `hipEvent_t` (created without timing, or with it for the backend's timing), destroyed
+/// on drop.
 #[derive(Debug)]
 pub struct HipEventHandle {
     event: HipEventT,
@@ -237,6 +238,14 @@ impl HipEventHandle {
     pub(crate) fn new(libs: Libs) -> Result<Self, BackendError> {
         Ok(HipEventHandle {
             event: check::event_create(libs)?,
+            libs,
+        })
+    }
+
+    /// A new event that records time, on the current device.
+    pub(crate) fn timing(libs: Libs) -> Result<Self, BackendError> {
+        Ok(HipEventHandle {
+            event: check::timing_event_create(libs)?,
             libs,
         })
     }

@@ -28,7 +28,9 @@
 //! * **Streams and events**: `hipStreamCreateWithFlags(hipStreamNonBlocking)`,
 //!   `hipEventCreateWithFlags(hipEventDisableTiming)`; `hipErrorNotReady` from
 //!   `hipEventQuery` is "not complete"; an event never recorded counts as complete (tracked by
-//!   memhc-gpu, not left to HIP).
+//!   memhc-gpu, not left to HIP). While the backend times its work
+//!   ([`Backend::set_timing`](memhc_backend::Backend::set_timing)), timing events
+//!   (`hipEventDefault`) bracket each copy and batch, read with `hipEventElapsedTime`.
 //! * **GEMM**: one rocBLAS handle per stream, bound to it once with `rocblas_set_stream` and
 //!   pointer mode host (alpha and beta are read from host memory at the call), used under a
 //!   lock because a handle is not thread-safe. Pointer-array batches are

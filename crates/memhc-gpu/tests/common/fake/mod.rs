@@ -79,6 +79,12 @@ pub struct Stats {
     pub batched: usize,
     /// Streams created.
     pub streams: usize,
+    /// Events created (with or without timing).
+    pub events_created: usize,
+    /// Events created with timing.
+    pub timing_events_created: usize,
+    /// Events alive now.
+    pub events_live: usize,
     /// Everything the device or the host did that a real device would punish.
     pub violations: Vec<String>,
 }
@@ -274,7 +280,11 @@ pub struct FakeEvent {
 
 impl Drop for FakeEvent {
     fn drop(&mut self) {
-        self.device.state().events.remove(&self.id);
+        let mut s = self.device.state();
+        s.events.remove(&self.id);
+        s.timing.remove(&self.id);
+        s.stamps.remove(&self.id);
+        s.stats.events_live -= 1;
     }
 }
 
@@ -376,15 +386,61 @@ impl DeviceApi for Fake {
         let mut s = self.0.state();
         let id = s.id();
         s.events.insert(id, None);
+        s.stats.events_created += 1;
+        s.stats.events_live += 1;
         Ok(FakeEvent {
             device: Arc::clone(&self.0),
             id,
         })
     }
 
+    fn timing_event_create(&self) -> Result<FakeEvent, BackendError> {
+        let event = self.event_create()?;
+        let mut s = self.0.state();
+        s.timing.insert(event.id);
+        s.stats.timing_events_created += 1;
+        Ok(event)
+    }
+
+    /// The virtual clock's difference between the two stamps; like CUDA, an error for an event
+    /// without timing, never recorded, or whose record has not completed.
+    fn event_elapsed_ms(&self, start: &FakeEvent, end: &FakeEvent) -> Result<f32, BackendError> {
+        let s = self.0.state();
+        let stamp = |e: &FakeEvent| {
+            if !s.timing.contains(&e.id) {
+                return Err(BackendError::invalid(
+                    BackendOp::Sync,
+                    "elapsed time of an event without timing",
+                ));
+            }
+            s.stamps.get(&e.id).copied().ok_or(BackendError::Driver {
+                call: "fakeEventElapsedTime",
+                message: "not ready (or never recorded)".into(),
+            })
+        };
+        let (t0, t1) = (stamp(start)?, stamp(end)?);
+        Ok(((t1 as f64 - t0 as f64) / 1e6) as f32)
+    }
+
     fn event_record(&self, event: &FakeEvent, stream: &FakeStream) -> Result<(), BackendError> {
         let mut s = self.0.state();
-        let seq = s.queues.get(&stream.id).map_or(0, |q| q.enqueued);
+        let Some((seq, done)) = s.queues.get(&stream.id).map(|q| (q.enqueued, q.done)) else {
+            s.violation(format!("event recorded on destroyed stream {}", stream.id));
+            return Ok(());
+        };
+        // A new record replaces the last one, wherever that was.
+        for q in s.queues.values_mut() {
+            q.unstamped.retain(|&(_, e)| e != event.id);
+        }
+        s.stamps.remove(&event.id);
+        if s.timing.contains(&event.id) {
+            if done >= seq {
+                let now = s.clock;
+                s.stamps.insert(event.id, now);
+            } else if let Some(q) = s.queues.get_mut(&stream.id) {
+                q.unstamped.push((seq, event.id));
+            }
+        }
         s.events.insert(event.id, Some((stream.id, seq)));
         Ok(())
     }

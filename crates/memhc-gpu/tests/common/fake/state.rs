@@ -2,7 +2,7 @@
 //! stream, and the execution of that work (copies, and the BLAS routines by memhc-core's
 //! reference GEMM) when something waits for it.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -48,6 +48,9 @@ pub(super) struct Queue {
     pub(super) work: VecDeque<Work>,
     pub(super) enqueued: u64,
     pub(super) done: u64,
+    /// Timing events recorded after work not yet run: `(seq, event)`, stamped when the queue
+    /// has completed `seq` pieces of work.
+    pub(super) unstamped: Vec<(u64, u64)>,
 }
 
 /// The bytes of one fake allocation.
@@ -64,6 +67,22 @@ pub(super) struct State {
     pub(super) next_id: u64,
     pub(super) strict: bool,
     pub(super) stats: Stats,
+    /// The virtual clock, in nanoseconds: it advances only as work runs, by a fixed cost per
+    /// piece of work ([`cost_ns`]).
+    pub(super) clock: u64,
+    /// Events created with timing.
+    pub(super) timing: HashSet<u64>,
+    /// The clock when each timing event's most recent record completed.
+    pub(super) stamps: HashMap<u64, u64>,
+}
+
+/// What one piece of work costs on the virtual clock.
+pub(super) fn cost_ns(work: &Work) -> u64 {
+    match work {
+        Work::H2d { .. } | Work::D2h { .. } => 1_000,
+        Work::Batched(_) | Work::Strided(_) | Work::Geam(_) => 5_000,
+        Work::Wait { .. } | Work::Nop => 0,
+    }
 }
 
 impl State {
@@ -226,7 +245,24 @@ impl State {
                 return;
             };
             q.done += 1;
+            let done = q.done;
+            let cost = cost_ns(&work);
             self.execute(work);
+            self.clock += cost;
+            self.stamp(id, done);
+        }
+    }
+
+    /// Stamps the timing events recorded on stream `id` once `done` pieces had completed.
+    pub(super) fn stamp(&mut self, id: u64, done: u64) {
+        let Some(q) = self.queues.get_mut(&id) else {
+            return;
+        };
+        let (ready, waiting): (Vec<_>, Vec<_>) =
+            q.unstamped.drain(..).partition(|&(seq, _)| seq <= done);
+        q.unstamped = waiting;
+        for (_, event) in ready {
+            self.stamps.insert(event, self.clock);
         }
     }
 
