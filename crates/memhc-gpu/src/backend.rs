@@ -17,9 +17,11 @@ use crate::event::{Fence, GpuEvent};
 use crate::memory::{GpuBuffer, GpuHostBuffer, StagingBuffer, forget_completed};
 use crate::options::GpuOptions;
 use crate::pointer_table;
-use crate::staging::Completion;
-use crate::stream::{GpuStream, Pool};
+use crate::stream::GpuStream;
 use crate::timing::{Mark, Timing};
+
+mod staged;
+use staged::{read_out, recover};
 
 /// The [`Backend`] on one GPU, over the device API `D`: device memory under a byte budget,
 /// copies staged per stream through page-locked memory in bounded pieces, pointer-array,
@@ -147,29 +149,6 @@ impl<D: DeviceApi> GpuBackend<D> {
         Fence::record(&self.api, stream.raw())
     }
 
-    /// Gives a staging buffer back after `result`, the enqueueing of a copy that reads or
-    /// writes it: in flight behind a fence if the copy was enqueued; idle if it was not, or
-    /// once the stream is idle; discarded if even that is unknown.
-    fn settle(
-        &self,
-        pool: &mut Pool<D>,
-        stream: &GpuStream<D>,
-        buffer: StagingBuffer<D>,
-        result: Result<(), BackendError>,
-    ) -> Result<(), BackendError> {
-        let fenced = result.and_then(|()| self.fence(stream));
-        match fenced {
-            Ok(fence) => {
-                pool.in_flight(buffer, fence);
-                Ok(())
-            }
-            Err(e) => {
-                recover(pool, stream, buffer);
-                Err(e)
-            }
-        }
-    }
-
     /// Uploads a pointer table ([`pointer_table`]) through the stream's staging into the
     /// stream's device table, in stream order before one pointer-array batched GEMM of
     /// `table.len() / 3` items.
@@ -190,62 +169,6 @@ impl<D: DeviceApi> GpuBackend<D> {
                 self.api.gemm_batched(&gear.blas, &call)
             })
         })
-    }
-
-    /// Stages `src` through the stream's page-locked buffers, a chunk at a time, and enqueues
-    /// the copies into `dst` from byte `dst_offset` (a range the caller checked). While one
-    /// chunk travels, the next is copied into another buffer; past the in-flight cap, the
-    /// oldest is waited for. `src` has been read when this returns.
-    fn upload(
-        &self,
-        stream: &GpuStream<D>,
-        src: &[u8],
-        dst: &D::Memory,
-        dst_offset: usize,
-    ) -> Result<(), BackendError> {
-        let chunk = self.options.staging.chunk;
-        let mut pool = stream.staging();
-        for (i, piece) in src.chunks(chunk).enumerate() {
-            let mut buffer =
-                pool.acquire(piece.len(), |n| self.api.host_alloc(n).map(StagingBuffer))?;
-            if let Err(e) = buffer.0.write(0, piece) {
-                pool.put_idle(buffer);
-                return Err(e);
-            }
-            let enqueued = self.api.copy_h2d_async(
-                stream.raw(),
-                &buffer.0,
-                0,
-                dst,
-                dst_offset + i * chunk,
-                piece.len(),
-            );
-            self.settle(&mut pool, stream, buffer, enqueued)?;
-        }
-        Ok(())
-    }
-
-    /// Enqueues a copy of `len` bytes of `src` from byte `offset` into a staging buffer of the
-    /// stream, and the fence after it.
-    fn download(
-        &self,
-        stream: &GpuStream<D>,
-        pool: &mut Pool<D>,
-        src: &D::Memory,
-        offset: usize,
-        len: usize,
-    ) -> Result<(StagingBuffer<D>, Fence<D>), BackendError> {
-        let buffer = pool.acquire(len, |n| self.api.host_alloc(n).map(StagingBuffer))?;
-        let copied = self
-            .api
-            .copy_d2h_async(stream.raw(), src, offset, &buffer.0, 0, len);
-        match copied.and_then(|()| self.fence(stream)) {
-            Ok(fence) => Ok((buffer, fence)),
-            Err(e) => {
-                recover(pool, stream, buffer);
-                Err(e)
-            }
-        }
     }
 
     /// The managed-memory calls' first check: the device has managed memory.
@@ -602,31 +525,4 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
     fn timing_clock_ns(&self) -> Option<u64> {
         self.timing.now(&self.api)
     }
-}
-
-/// Gives back a staging buffer that a copy may still use after a failure: idle once the
-/// stream is idle, or discarded if even that is unknown.
-fn recover<D: DeviceApi>(pool: &mut Pool<D>, stream: &GpuStream<D>, buffer: StagingBuffer<D>) {
-    if stream.synchronize().is_ok() {
-        pool.put_idle(buffer);
-    } else {
-        pool.discard(buffer);
-    }
-}
-
-/// Waits for `fence`, copies the staging buffer out into `out`, and gives the buffer back.
-fn read_out<D: DeviceApi>(
-    pool: &mut Pool<D>,
-    buffer: StagingBuffer<D>,
-    fence: &Fence<D>,
-    out: &mut [u8],
-) -> Result<(), BackendError> {
-    if let Err(e) = fence.wait() {
-        // The copy may still be running: the buffer cannot be reused.
-        pool.discard(buffer);
-        return Err(e);
-    }
-    let read = buffer.0.read(0, out);
-    pool.put_idle(buffer);
-    read
 }

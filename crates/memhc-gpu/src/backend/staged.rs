@@ -1,0 +1,123 @@
+//! Copies staged through the stream's page-locked buffers: uploads a chunk at a time, downloads
+//! behind a fence, and giving a staging buffer back after its copy, failed or not.
+
+use memhc_backend::BackendError;
+
+use super::GpuBackend;
+use crate::api::{DeviceApi, PinnedAllocation};
+use crate::event::Fence;
+use crate::memory::StagingBuffer;
+use crate::staging::Completion;
+use crate::stream::{GpuStream, Pool};
+
+impl<D: DeviceApi> GpuBackend<D> {
+    /// Gives a staging buffer back after `result`, the enqueueing of a copy that reads or
+    /// writes it: in flight behind a fence if the copy was enqueued; idle if it was not, or
+    /// once the stream is idle; discarded if even that is unknown.
+    pub(super) fn settle(
+        &self,
+        pool: &mut Pool<D>,
+        stream: &GpuStream<D>,
+        buffer: StagingBuffer<D>,
+        result: Result<(), BackendError>,
+    ) -> Result<(), BackendError> {
+        let fenced = result.and_then(|()| self.fence(stream));
+        match fenced {
+            Ok(fence) => {
+                pool.in_flight(buffer, fence);
+                Ok(())
+            }
+            Err(e) => {
+                recover(pool, stream, buffer);
+                Err(e)
+            }
+        }
+    }
+
+    /// Stages `src` through the stream's page-locked buffers, a chunk at a time, and enqueues
+    /// the copies into `dst` from byte `dst_offset` (a range the caller checked). While one
+    /// chunk travels, the next is copied into another buffer; past the in-flight cap, the
+    /// oldest is waited for. `src` has been read when this returns.
+    pub(super) fn upload(
+        &self,
+        stream: &GpuStream<D>,
+        src: &[u8],
+        dst: &D::Memory,
+        dst_offset: usize,
+    ) -> Result<(), BackendError> {
+        let chunk = self.options.staging.chunk;
+        let mut pool = stream.staging();
+        for (i, piece) in src.chunks(chunk).enumerate() {
+            let mut buffer =
+                pool.acquire(piece.len(), |n| self.api.host_alloc(n).map(StagingBuffer))?;
+            if let Err(e) = buffer.0.write(0, piece) {
+                pool.put_idle(buffer);
+                return Err(e);
+            }
+            let enqueued = self.api.copy_h2d_async(
+                stream.raw(),
+                &buffer.0,
+                0,
+                dst,
+                dst_offset + i * chunk,
+                piece.len(),
+            );
+            self.settle(&mut pool, stream, buffer, enqueued)?;
+        }
+        Ok(())
+    }
+
+    /// Enqueues a copy of `len` bytes of `src` from byte `offset` into a staging buffer of the
+    /// stream, and the fence after it.
+    pub(super) fn download(
+        &self,
+        stream: &GpuStream<D>,
+        pool: &mut Pool<D>,
+        src: &D::Memory,
+        offset: usize,
+        len: usize,
+    ) -> Result<(StagingBuffer<D>, Fence<D>), BackendError> {
+        let buffer = pool.acquire(len, |n| self.api.host_alloc(n).map(StagingBuffer))?;
+        let copied = self
+            .api
+            .copy_d2h_async(stream.raw(), src, offset, &buffer.0, 0, len);
+        match copied.and_then(|()| self.fence(stream)) {
+            Ok(fence) => Ok((buffer, fence)),
+            Err(e) => {
+                recover(pool, stream, buffer);
+                Err(e)
+            }
+        }
+    }
+}
+
+/// Gives back a staging buffer that a copy may still use after a failure: idle once the
+/// stream is idle, or discarded if even that is unknown.
+pub(super) fn recover<D: DeviceApi>(
+    pool: &mut Pool<D>,
+    stream: &GpuStream<D>,
+    buffer: StagingBuffer<D>,
+) {
+    if stream.synchronize().is_ok() {
+        pool.put_idle(buffer);
+    } else {
+        pool.discard(buffer);
+    }
+}
+
+/// Waits for `fence`, copies the staging buffer out into `out`, and gives the buffer back.
+pub(super) fn read_out<D: DeviceApi>(
+    pool: &mut Pool<D>,
+    buffer: StagingBuffer<D>,
+    fence: &Fence<D>,
+    out: &mut [u8],
+) -> Result<(), BackendError> {
+    if let Err(e) = fence.wait() {
+        // The copy may still be running: the buffer cannot be reused.
+        pool.discard(buffer);
+        return Err(e);
+    }
+    let read = buffer.0.read(0, out);
+    pool.put_idle(buffer);
+    read
+}
