@@ -18,24 +18,8 @@ use memhc_capi::{
     MemhcStats, MemhcStatus as S, MemhcTerm,
 };
 
-fn last() -> String {
-    // SAFETY: memhc_last_error never returns null and the string lives until the next call.
-    unsafe { CStr::from_ptr(memhc_last_error()) }
-        .to_string_lossy()
-        .into_owned()
-}
-
-/// Asserts `status` is `want` and the message mentions `needle`.
-#[track_caller]
-fn expect(status: S, want: S, needle: &str) {
-    let message = last();
-    assert_eq!(status, want, "{message}");
-    assert!(
-        message.contains(needle),
-        "'{message}' does not mention '{needle}'"
-    );
-    assert!(!message.contains('\n'), "one line: {message}");
-}
+mod common;
+use common::{expect, last};
 
 fn host(budget: u64) -> MemhcRuntime {
     let mut cfg = memhc_config_default();

@@ -14,7 +14,6 @@ use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use memhc_capi::ffi::corr::*;
-use memhc_capi::ffi::errors::*;
 use memhc_capi::ffi::runtime::memhc_config_default;
 use memhc_capi::{
     MemhcComplex as C, MemhcCorr, MemhcCorrPlanReport, MemhcCorrResults, MemhcCorrTime,
@@ -40,24 +39,8 @@ const DOC_EXAMPLE: &str = r#"{
   ]
 }"#;
 
-fn last() -> String {
-    // SAFETY: memhc_last_error never returns null and the string lives until the next call.
-    unsafe { CStr::from_ptr(memhc_last_error()) }
-        .to_string_lossy()
-        .into_owned()
-}
-
-/// Asserts `status` is `want` and the message mentions `needle`, on one line.
-#[track_caller]
-fn expect(status: S, want: S, needle: &str) {
-    let message = last();
-    assert_eq!(status, want, "{message}");
-    assert!(
-        message.contains(needle),
-        "'{message}' does not mention '{needle}'"
-    );
-    assert!(!message.contains('\n'), "one line: {message}");
-}
+mod common;
+use common::{expect, last};
 
 fn scratch() -> PathBuf {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
