@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 
 use memhc_core::{Complex64, Stats};
-use memhc_corr::{CorrelatorValues, Correlators, Model, OutputForm, Plan, PlanOptions};
+use memhc_corr::{CorrelatorValues, Correlators, Model, OutputForm, Plan, PlanOptions, Value};
 
 use crate::any::{AnyEngine, with_engine};
 use crate::error::{EmbedError, Result};
@@ -244,7 +244,7 @@ impl CorrResults {
             .correlator(i)?
             .values
             .iter()
-            .map(|v| Complex64::new(v.re, v.im))
+            .map(Value::complex)
             .collect())
     }
 

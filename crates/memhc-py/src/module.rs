@@ -363,11 +363,7 @@ fn results_dict<'py>(py: Python<'py>, r: &CorrResults) -> PyResult<Bound<'py, Py
             .flat_map(|v| [i64::from(v.source), i64::from(v.sink)])
             .collect();
         let times = numpy::PyArray1::from_vec(py, times).reshape([n, 2])?;
-        let values: Vec<Complex64> = c
-            .values
-            .iter()
-            .map(|v| Complex64::new(v.re, v.im))
-            .collect();
+        let values: Vec<Complex64> = c.values.iter().map(|v| v.complex()).collect();
         let values = numpy::PyArray1::from_vec(py, values);
         d.set_item(&c.name, (times, values))?;
     }

@@ -162,7 +162,7 @@ pub fn values(
     }
     if let Some(values) = values {
         for (out, v) in values.iter_mut().zip(&c.values) {
-            *out = Complex64::new(v.re, v.im);
+            *out = v.complex();
         }
     }
     Ok(())
