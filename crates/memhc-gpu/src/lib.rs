@@ -36,7 +36,7 @@
 //!
 //! A driver crate is then little more than
 //!
-//! ```ignore
+//! ```text
 //! pub struct Cuda { /* the device's context, what was found when it opened */ }
 //! impl memhc_gpu::DeviceApi for Cuda { /* one checked call per method */ }
 //! pub type CudaBackend = memhc_gpu::GpuBackend<Cuda>;

@@ -197,9 +197,12 @@ impl<D: DeviceApi> Timing<D> {
             match api.event_query(&p.end) {
                 Ok(false) => still.push(p),
                 Ok(true) => {
+                    // The duration from the span's own two events: a float of milliseconds
+                    // since the base loses microseconds once a run is minutes long, and only
+                    // the start needs to be placed against the base.
                     let times = api.event_elapsed_ms(base, &p.start).and_then(|s| {
-                        let e = api.event_elapsed_ms(base, &p.end)?;
-                        Ok((ns(s), ns(e)))
+                        let d = api.event_elapsed_ms(&p.start, &p.end)?;
+                        Ok((ns(s), ns(s).saturating_add(ns(d))))
                     });
                     if let Ok((start_ns, end_ns)) = times {
                         spans.push(WorkSpan {
