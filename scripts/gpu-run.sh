@@ -3,11 +3,30 @@
 # Rust) on a machine with an NVIDIA GPU, which needs no Rust toolchain, and writes the raw
 # results with the environment they came from into one folder:
 #
-#   scripts/gpu-run.sh STAGE...      STAGE: env tests contraction fig7 tables synth all
+#   scripts/gpu-run.sh STAGE...
 #
-# The folder is $RESULTS (default: $OUT/results if $OUT is set, else docs/results), then
-# <UTC date>-<stages>/. Every stage writes its command and its raw output there; `env`
-# (always run first) records the device, driver, CUDA version, date and the binaries' manifest.
+# Stages, in the order given:
+#   check        tests, verify and sanitize at once (correctness only: they share the GPU, so
+#                nothing they print is a timing)
+#   tests        every memhc-cuda test binary (conformance, end to end, availability, unit)
+#   verify       memhc-synth --backend cuda --verify at N = 64 and 384: every mode (unified
+#                included) fitting, and lru, pp-lru and belady oversubscribed
+#   sanitize     compute-sanitizer memcheck over the conformance and end-to-end binaries,
+#                racecheck and synccheck over the conformance binary
+#   limits       the card's zgemm rate and pinned copy bandwidth (scripts/gpu-limits.py, PyTorch)
+#   contraction  the meson contraction against one cublasZgemmStridedBatched (criterion)
+#   fig7 tables  the synthetic benches of MemHC Fig. 7 and Tables 1-3 (criterion; long)
+#   synth        memhc-synth at the Fig. 7 points of repeated rate (N = 384 and 192, vector
+#                size 16) and a Table 1 point ($SYNTH_VECTORS vectors, default 20;
+#                $SYNTH_REPEATS rates, default 0,0.125,0.25,0.5,0.75,1; $SYNTH_RUNS runs, 3)
+#   synth-vsize  memhc-synth at the Fig. 7 points of vector size (1 to 32, repeated rate 1)
+#   all          check limits contraction synth synth-vsize fig7 tables
+#
+# Every step runs under a time limit ($STEP_TIMEOUT seconds, default 150; a step that hits it
+# records exit status 124). The folder is $RESULTS (default: $OUT/results if $OUT is set, else
+# docs/results), then <UTC date>-<stages>/. Every step writes its command and raw output there;
+# the environment (device, driver, CUDA, the binaries' manifest) is recorded first. With $OUT
+# set, the folder is also packed into $OUT/<folder>.tar.gz (the device tool returns few files).
 # Copy the folder into docs/results/ of the repository: a GPU claim without it does not exist.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -15,26 +34,84 @@ cd "$(dirname "$0")/.."
 bin=gpu-bin
 [ -d "$bin" ] || { echo "gpu-run: no $bin/; run scripts/gpu-build.sh on the build machine and carry $bin" >&2; exit 2; }
 [ $# -gt 0 ] || set -- all
-[ "$1" = all ] && set -- tests contraction fig7 tables synth
+[ "$1" = all ] && set -- check limits contraction synth synth-vsize fig7 tables
 stages=$(IFS=-; echo "$*")
 root=${RESULTS:-${OUT:+$OUT/results}}
 root=${root:-docs/results}
-dir="$root/$(date -u +%Y-%m-%dT%H%M%SZ)-$stages"
+name="$(date -u +%Y-%m-%dT%H%M%SZ)-$stages"
+dir="$root/$name"
 mkdir -p "$dir"
+limit=${STEP_TIMEOUT:-150}
+# The synth stages: vectors per run, repeated rates swept, runs per configuration (median).
+vectors=${SYNTH_VECTORS:-20}
+repeats=${SYNTH_REPEATS:-0,0.125,0.25,0.5,0.75,1}
+runs=${SYNTH_RUNS:-3}
+t0=$(date +%s)
 
 # cuBLAS: the toolkit's, else the one in PyTorch's pip wheels; cudarc searches LD_LIBRARY_PATH.
 for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
          $(python3 -c 'import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], "lib"))' 2>/dev/null); do
     [ -d "$d" ] && LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 done
-export LD_LIBRARY_PATH
+export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}
 
-# Runs one command, recording it and its output (stdout and stderr) in $dir/$1.log.
+# Runs one command under the time limit, recording it, its output (stdout and stderr), its exit
+# status and its wall time in $dir/$1.log; prints the log's last lines.
 step() {
     local name=$1; shift
-    echo "== $name: $*" | tee -a "$dir/commands.txt"
-    { echo "\$ $*"; "$@"; echo "exit status: $?"; } > "$dir/$name.log" 2>&1
+    echo "== [$(( $(date +%s) - t0 )) s] $name: $*" | tee -a "$dir/commands.txt"
+    local start=$(date +%s.%N) status
+    {
+        echo "\$ $*"
+        timeout -k 10 "$limit" "$@"
+        status=$?
+        echo "exit status: $status$([ $status = 124 ] && echo " (stopped at the $limit s limit)")"
+        echo "wall: $(python3 -c "print(f'{$(date +%s.%N) - $start:.1f}')") s"
+    } > "$dir/$name.log" 2>&1
     tail -n 25 "$dir/$name.log"
+}
+
+tests() {
+    for t in "$bin"/tests/*; do
+        step "test-$(basename "$t")" "$t" --test-threads=1 --nocapture
+    done
+}
+
+# memhc-synth --verify: every configuration its own process (the reference recomputes each
+# run's results on the host, single-threaded, about 3 s per contraction at N = 384), all at
+# once; the budgets are small, so they fit on the card together.
+verify() {
+    local synth="$bin/memhc-synth" pids=()
+    for n in 64 384; do
+        if [ $n = 64 ]; then set -- --vector-size 16 --vectors 8; else set -- --vector-size 4 --vectors 2; fi
+        for mode in naive reorg reorg-sync optimal unified; do
+            step "verify-N$n-fit-$mode" "$synth" --backend cuda --verify --tensor-size $n "$@" \
+                --repeat 0.5 --mode $mode & pids+=($!)
+        done
+        for policy in lru pp-lru belady; do
+            for mode in naive optimal; do
+                step "verify-N$n-oversub-$policy-$mode" "$synth" --backend cuda --verify \
+                    --tensor-size $n "$@" --repeat 0.5 --oversub 0.5 --policy $policy \
+                    --mode $mode & pids+=($!)
+            done
+        done
+    done
+    wait "${pids[@]}"
+}
+
+sanitize() {
+    local cs pids=()
+    cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+    [ -n "$cs" ] || { echo "gpu-run: no compute-sanitizer" | tee "$dir/sanitize.log"; return; }
+    for t in conformance end_to_end; do
+        step "sanitize-memcheck-$t" "$cs" --tool memcheck --leak-check full --error-exitcode 3 \
+            "$bin/tests/$t" --test-threads=1 & pids+=($!)
+    done
+    for tool in racecheck synccheck; do
+        step "sanitize-$tool-conformance" "$cs" --tool $tool --error-exitcode 3 \
+            "$bin/tests/conformance" --test-threads=1 & pids+=($!)
+    done
+    wait "${pids[@]}"
 }
 
 {
@@ -46,6 +123,10 @@ step() {
     nvidia-smi 2>&1 | sed -n '1,4p'
     nvcc --version 2>&1 | tail -n 2
     ls -l /usr/local/cuda/lib64/libcublas.so* 2>/dev/null
+    python3 -c 'import nvidia.cublas, os; print("pip cuBLAS:", list(nvidia.cublas.__path__)[0])' 2>&1
+    python3 -m pip show nvidia-cublas 2>/dev/null | sed -n '1,2p'
+    compute-sanitizer --version 2>&1 | tail -n 1
+    nproc
     echo "--- binaries (gpu-bin/MANIFEST)"
     cat "$bin/MANIFEST"
 } > "$dir/environment.txt" 2>&1
@@ -55,24 +136,34 @@ export CRITERION_HOME="$dir/criterion"
 for stage in "$@"; do
     case "$stage" in
         env) ;;
-        tests)
-            for t in "$bin"/tests/*; do
-                step "test-$(basename "$t")" "$t" --test-threads=1 --nocapture
-            done ;;
+        check) tests & verify & sanitize & wait ;;
+        tests) tests ;;
+        verify) verify ;;
+        sanitize) sanitize ;;
+        limits) step limits python3 scripts/gpu-limits.py --json "$dir/limits.json" ;;
         contraction|fig7|tables)
             MEMHC_BENCH_GROUPS=$stage step "bench-$stage" "$bin/bench-cuda" --bench "^$stage/" ;;
         synth)
-            # The synthetic tool itself, at a Fig. 7 point and an oversubscribed Table 1 point.
-            step synth-fig7 "$bin/memhc-synth" --backend cuda --tensor-size 384 --vector-size 16 \
-                --vectors 20 --sweep repeat=0,0.5,1 --mode optimal,naive,unified --runs 3 \
-                --json "$dir/synth-fig7.json"
+            # The synthetic tool itself, at the Fig. 7 points and an oversubscribed Table 1 point.
+            step synth-fig7-repeat "$bin/memhc-synth" --backend cuda --vector-size 16 \
+                --vectors "$vectors" --sweep tensor-size=384,192 --sweep "repeat=$repeats" \
+                --mode optimal,naive,unified --runs "$runs" --json "$dir/synth-fig7-repeat.json"
             step synth-table1 "$bin/memhc-synth" --backend cuda --tensor-size 384 --vector-size 32 \
-                --vectors 20 --repeat 0.5 --oversub 0.5 --policy lru,pp-lru,belady --paper-table \
-                --runs 3 --json "$dir/synth-table1.json" ;;
-        *) echo "gpu-run: unknown stage $stage (env tests contraction fig7 tables synth all)" >&2; exit 2 ;;
+                --vectors "$vectors" --repeat 0.5 --oversub 0.5 --policy lru,pp-lru,belady \
+                --paper-table --runs "$runs" --json "$dir/synth-table1.json" ;;
+        synth-vsize)
+            step synth-fig7-vsize "$bin/memhc-synth" --backend cuda --vectors "$vectors" --repeat 1 \
+                --sweep tensor-size=384,192 --sweep vector-size=1,2,4,8,16,32 \
+                --mode optimal,naive,unified --runs "$runs" --json "$dir/synth-fig7-vsize.json" ;;
+        *) echo "gpu-run: unknown stage $stage (env check tests verify sanitize limits contraction fig7 tables synth synth-vsize all)" >&2; exit 2 ;;
     esac
 done
 if [ -d "$CRITERION_HOME" ]; then
     python3 scripts/gpu-ratios.py "$CRITERION_HOME" | tee "$dir/ratios.md"
+fi
+echo "== [$(( $(date +%s) - t0 )) s] done"
+grep -H "exit status" "$dir"/*.log | sed "s|$dir/||"
+if [ -n "${OUT:-}" ]; then
+    tar czf "$OUT/$name.tar.gz" -C "$root" "$name" && echo "packed: \$OUT/$name.tar.gz"
 fi
 echo "results: $dir"
