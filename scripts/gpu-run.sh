@@ -19,6 +19,8 @@
 #   synth        memhc-synth at the Fig. 7 points of repeated rate (N = 384 and 192, vector
 #                size 16) and a Table 1 point ($SYNTH_VECTORS vectors, default 20;
 #                $SYNTH_REPEATS rates, default 0,0.125,0.25,0.5,0.75,1; $SYNTH_RUNS runs, 3)
+#   profile      memhc-synth under /usr/bin/time with --timeline and --report, at a Fig. 7 and
+#                a Table 1 point, optimal and naive: where a run's wall time goes
 #   synth-vsize  memhc-synth at the Fig. 7 points of vector size (1 to 32, repeated rate 1)
 #   all          check limits contraction synth synth-vsize fig7 tables
 #
@@ -151,11 +153,23 @@ for stage in "$@"; do
             step synth-table1 "$bin/memhc-synth" --backend cuda --tensor-size 384 --vector-size 32 \
                 --vectors "$vectors" --repeat 0.5 --oversub 0.5 --policy lru,pp-lru,belady \
                 --paper-table --runs "$runs" --json "$dir/synth-table1.json" ;;
+        profile)
+            # Where a run's wall time goes: CPU time (/usr/bin/time) against wall, the event
+            # timeline (Chrome trace, GPU timing events) and the memory report, at one Fig. 7
+            # point (fitting) and one Table 1 point (oversubscribed), optimal and naive.
+            for mode in optimal naive; do
+                step "profile-fig7-$mode" /usr/bin/time -v "$bin/memhc-synth" --backend cuda \
+                    --tensor-size 384 --vector-size 16 --vectors "$vectors" --repeat 0.5 \
+                    --mode $mode --report --timeline "$dir/timeline-fig7-$mode.json"
+                step "profile-table1-$mode" /usr/bin/time -v "$bin/memhc-synth" --backend cuda \
+                    --tensor-size 384 --vector-size 32 --vectors "$vectors" --repeat 0.5 \
+                    --oversub 0.5 --mode $mode --report --timeline "$dir/timeline-table1-$mode.json"
+            done ;;
         synth-vsize)
             step synth-fig7-vsize "$bin/memhc-synth" --backend cuda --vectors "$vectors" --repeat 1 \
                 --sweep tensor-size=384,192 --sweep vector-size=1,2,4,8,16,32 \
                 --mode optimal,naive,unified --runs "$runs" --json "$dir/synth-fig7-vsize.json" ;;
-        *) echo "gpu-run: unknown stage $stage (env check tests verify sanitize limits contraction fig7 tables synth synth-vsize all)" >&2; exit 2 ;;
+        *) echo "gpu-run: unknown stage $stage (env check tests verify sanitize limits contraction fig7 tables synth profile synth-vsize all)" >&2; exit 2 ;;
     esac
 done
 if [ -d "$CRITERION_HOME" ]; then
