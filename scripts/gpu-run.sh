@@ -19,7 +19,7 @@
 #   synth        memhc-synth at the Fig. 7 points of repeated rate (N = 384 and 192, vector
 #                size 16) and a Table 1 point ($SYNTH_VECTORS vectors, default 20;
 #                $SYNTH_REPEATS rates, default 0,0.125,0.25,0.5,0.75,1; $SYNTH_RUNS runs, 3)
-#   profile      memhc-synth under /usr/bin/time with --timeline and --report, at a Fig. 7 and
+#   profile      memhc-synth under bash's time with --timeline and --report, at a Fig. 7 and
 #                a Table 1 point, optimal and naive: where a run's wall time goes
 #   synth-vsize  memhc-synth at the Fig. 7 points of vector size (1 to 32, repeated rate 1)
 #   all          check limits contraction synth synth-vsize fig7 tables
@@ -154,7 +154,7 @@ for stage in "$@"; do
                 --vectors "$vectors" --repeat 0.5 --oversub 0.5 --policy lru,pp-lru,belady \
                 --paper-table --runs "$runs" --json "$dir/synth-table1.json" ;;
         profile)
-            # Where a run's wall time goes: CPU time (/usr/bin/time) against wall, the event
+            # Where a run's wall time goes: CPU time (bash's time: user and sys) against wall, the event
             # timeline (Chrome trace, GPU timing events) and the memory report, at one Fig. 7
             # point (fitting) and one Table 1 point (oversubscribed), optimal and naive.
             for mode in optimal naive; do
