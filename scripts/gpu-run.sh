@@ -158,10 +158,10 @@ for stage in "$@"; do
             # timeline (Chrome trace, GPU timing events) and the memory report, at one Fig. 7
             # point (fitting) and one Table 1 point (oversubscribed), optimal and naive.
             for mode in optimal naive; do
-                step "profile-fig7-$mode" /usr/bin/time -v "$bin/memhc-synth" --backend cuda \
+                step "profile-fig7-$mode" bash -c 'time "$@"' time "$bin/memhc-synth" --backend cuda \
                     --tensor-size 384 --vector-size 16 --vectors "$vectors" --repeat 0.5 \
                     --mode $mode --report --timeline "$dir/timeline-fig7-$mode.json"
-                step "profile-table1-$mode" /usr/bin/time -v "$bin/memhc-synth" --backend cuda \
+                step "profile-table1-$mode" bash -c 'time "$@"' time "$bin/memhc-synth" --backend cuda \
                     --tensor-size 384 --vector-size 32 --vectors "$vectors" --repeat 0.5 \
                     --oversub 0.5 --mode $mode --report --timeline "$dir/timeline-table1-$mode.json"
             done ;;
