@@ -17,7 +17,7 @@
 #   contraction  the meson contraction against one cublasZgemmStridedBatched (criterion)
 #   fig7 tables  the synthetic benches of MemHC Fig. 7 and Tables 1-3 (criterion; long)
 #   synth        memhc-synth at the Fig. 7 points of repeated rate (N = 384 and 192, vector
-#                size 16) and a Table 1 point ($SYNTH_VECTORS vectors, default 20;
+#                size 16; $SYNTH_SIZES, default 384,192) and a Table 1 point ($SYNTH_VECTORS vectors, default 20;
 #                $SYNTH_REPEATS rates, default 0,0.125,0.25,0.5,0.75,1; $SYNTH_RUNS runs, 3)
 #   profile      memhc-synth under bash's time with --timeline and --report, at a Fig. 7 and
 #                a Table 1 point, optimal and naive: where a run's wall time goes
@@ -47,6 +47,7 @@ limit=${STEP_TIMEOUT:-150}
 # The synth stages: vectors per run, repeated rates swept, runs per configuration (median).
 vectors=${SYNTH_VECTORS:-20}
 repeats=${SYNTH_REPEATS:-0,0.125,0.25,0.5,0.75,1}
+sizes=${SYNTH_SIZES:-384,192}
 runs=${SYNTH_RUNS:-3}
 t0=$(date +%s)
 
@@ -148,7 +149,7 @@ for stage in "$@"; do
         synth)
             # The synthetic tool itself, at the Fig. 7 points and an oversubscribed Table 1 point.
             step synth-fig7-repeat "$bin/memhc-synth" --backend cuda --vector-size 16 \
-                --vectors "$vectors" --sweep tensor-size=384,192 --sweep "repeat=$repeats" \
+                --vectors "$vectors" --sweep "tensor-size=$sizes" --sweep "repeat=$repeats" \
                 --mode optimal,naive,unified --runs "$runs" --json "$dir/synth-fig7-repeat.json"
             step synth-table1 "$bin/memhc-synth" --backend cuda --tensor-size 384 --vector-size 32 \
                 --vectors "$vectors" --repeat 0.5 --oversub 0.5 --policy lru,pp-lru,belady \
