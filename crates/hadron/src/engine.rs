@@ -320,6 +320,15 @@ impl<B: Backend> Engine<B> {
         HadronNode::from_vec(&shape, data)
     }
 
+    /// A node's values, handed over, and the node released ([`Runtime::take`]): for a
+    /// result read once at the end of its life, one copy from the device and none on the host.
+    pub fn take(&mut self, id: ObjectId) -> Result<HadronNode> {
+        let shape = self.shape(id)?.clone();
+        let data = self.rt.take(id)?;
+        self.shapes.remove(&id);
+        HadronNode::from_vec(&shape, data)
+    }
+
     /// Releases a node (its device memory goes to the free pool).
     pub fn release(&mut self, id: ObjectId) -> Result<()> {
         self.shape(id)?;

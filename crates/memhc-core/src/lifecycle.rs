@@ -477,9 +477,14 @@ impl Lifecycle {
         })
     }
 
-    /// `Released` (from any state): the object is gone.
-    pub(crate) fn released(self, log: &mut TransitionLog) {
+    /// `Released` (from any state): the object is gone. Hands back the host copy, in the
+    /// states that hold one, so that a caller taking the value need not copy it.
+    pub(crate) fn released(self, log: &mut TransitionLog) -> Option<Vec<Complex64>> {
         log.record_taken(Some(self.kind()), Transition::Released, None);
+        match self {
+            Lifecycle::HostValid(h) | Lifecycle::Consistent(h) => Some(h),
+            Lifecycle::Empty | Lifecycle::DeviceDirty | Lifecycle::WritingBack => None,
+        }
     }
 }
 
@@ -531,7 +536,7 @@ mod tests {
             Transition::RolledBack => l.rolled_back(previous.then(data), log),
             Transition::HostWritten => l.host_written(data(), log),
             Transition::Released => {
-                std::mem::take(l).released(log);
+                let _ = std::mem::take(l).released(log);
                 return Some(Ok(None));
             }
         };

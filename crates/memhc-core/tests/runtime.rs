@@ -63,6 +63,39 @@ fn repeated_inputs_are_hits_and_outputs_stay_on_the_device() {
 }
 
 #[test]
+fn take_hands_over_the_value_and_releases_the_object() {
+    let mut rt = runtime(Config::default());
+    let mut g = rng(7);
+    let l = square(4, 6);
+    let (av, bv) = (random(&mut g, l), random(&mut g, l));
+    let a = rt.register(av.clone(), l).unwrap();
+    let b = rt.register(bv.clone(), l).unwrap();
+    let c = rt.create(l).unwrap();
+
+    // Taking a GPU-only object that was never written fails and leaves it alive.
+    assert!(matches!(rt.take(c), Err(Error::Uninitialized(id)) if id == c));
+    assert_eq!(rt.state(c).unwrap(), State::Empty);
+
+    multiply(&mut rt, 0, a, b, c).unwrap();
+    let got = rt.take(c).unwrap();
+    assert_close(&got, &product(&av, &bv, l), "c = a b, taken");
+    assert_eq!(rt.stats().d2h_bytes as usize, l.bytes(), "one copy back");
+    assert!(matches!(rt.state(c), Err(Error::UnknownObject(id)) if id == c));
+    assert!(matches!(rt.take(c), Err(Error::UnknownObject(id)) if id == c));
+
+    // A host-valid input hands back what was registered; its device copy goes to the pool.
+    let pooled = rt.stats().pool_reuses;
+    assert_eq!(rt.take(a).unwrap(), av);
+    let d = rt.create(l).unwrap();
+    multiply(&mut rt, 0, b, b, d).unwrap();
+    assert!(
+        rt.stats().pool_reuses > pooled,
+        "the taken object's buffer was reused"
+    );
+    rt.audit().unwrap();
+}
+
+#[test]
 fn released_buffers_are_reused_from_the_pool() {
     let mut rt = runtime(Config::default());
     let mut g = rng(2);

@@ -20,7 +20,7 @@ pub fn default_budget(free: usize) -> usize {
 /// [crate documentation](crate) for why).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StagingLimits {
-    /// The largest piece a copy is staged in, in bytes (> 0); default 32 MiB.
+    /// The largest piece a copy is staged in, in bytes (> 0); default 8 MiB.
     pub chunk: usize,
     /// Idle staging bytes a stream keeps for reuse; default 64 MiB.
     pub idle_cap: usize,
@@ -32,7 +32,7 @@ pub struct StagingLimits {
 impl Default for StagingLimits {
     fn default() -> Self {
         StagingLimits {
-            chunk: 32 << 20,
+            chunk: 8 << 20,
             idle_cap: 64 << 20,
             busy_cap: 256 << 20,
         }

@@ -147,20 +147,42 @@ impl PinnedAllocation for HipPinned {
         self.bytes
     }
 
+    /// Copies on several threads when `src` is large ([`memhc_gpu::pieces`]).
     fn write(&mut self, offset: usize, src: &[u8]) -> Result<(), BackendError> {
-        let at = self.range(BackendOp::CopyH2D, offset, src.len())?;
-        // SAFETY: the range is inside the allocation (checked); `src` is a distinct Rust
-        // slice, so they cannot overlap; `&mut self` excludes other host access, and no queued
-        // copy uses the buffer (the DeviceApi contract).
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), at, src.len()) };
+        let at = self
+            .range(BackendOp::CopyH2D, offset, src.len())?
+            .expose_provenance();
+        memhc_gpu::pieces::in_pieces(src.len(), |o, n| {
+            let to = std::ptr::with_exposed_provenance_mut::<u8>(at);
+            // SAFETY: `[offset, offset + src.len())` is inside the allocation (checked) and
+            // `[o, o + n)` inside `[0, src.len())` (in_pieces' contract), so both ranges are
+            // in bounds; the pieces are disjoint, so no two threads write one byte; `src` is a
+            // distinct Rust slice, so they cannot overlap; `&mut self` excludes other host
+            // access, and no queued copy uses the buffer (the DeviceApi contract).
+            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr().add(o), to.add(o), n) };
+        });
         Ok(())
     }
 
+    /// Copies on several threads when `dst` is large ([`memhc_gpu::pieces`]).
     fn read(&self, offset: usize, dst: &mut [u8]) -> Result<(), BackendError> {
-        let at = self.range(BackendOp::CopyD2H, offset, dst.len())?;
-        // SAFETY: the range is inside the allocation (checked); `dst` is a distinct Rust
-        // slice; no queued copy writes the buffer now (the DeviceApi contract).
-        unsafe { std::ptr::copy_nonoverlapping(at.cast_const(), dst.as_mut_ptr(), dst.len()) };
+        let at = self
+            .range(BackendOp::CopyD2H, offset, dst.len())?
+            .cast_const()
+            .expose_provenance();
+        let out = dst.as_mut_ptr().expose_provenance();
+        memhc_gpu::pieces::in_pieces(dst.len(), |o, n| {
+            let (from, to) = (
+                std::ptr::with_exposed_provenance::<u8>(at),
+                std::ptr::with_exposed_provenance_mut::<u8>(out),
+            );
+            // SAFETY: `[offset, offset + dst.len())` is inside the allocation (checked) and
+            // `[o, o + n)` inside `[0, dst.len())` (in_pieces' contract); the pieces are
+            // disjoint, so no two threads write one byte of `dst`, which this call borrows
+            // mutably throughout; no queued copy writes the buffer now (the DeviceApi
+            // contract).
+            unsafe { std::ptr::copy_nonoverlapping(from.add(o), to.add(o), n) };
+        });
         Ok(())
     }
 }

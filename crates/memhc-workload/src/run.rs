@@ -343,13 +343,14 @@ fn execute<B: Backend>(
     let mut results = Vec::with_capacity(w.results.len());
     for (name, &node) in w.results.iter().zip(a.result_nodes()) {
         let node_id = lookup(node)?;
+        // Read, the result is the host's: its device memory goes back (to the pool), and its
+        // host copy is handed over, not copied.
         if real {
-            results.push((name.clone(), engine.read(node_id)?));
+            results.push((name.clone(), engine.take(node_id)?));
         } else {
             engine.runtime_mut().read(node_id)?; // the copy back still counts
+            engine.release(node_id)?;
         }
-        // Read, the result is the host's: its device memory goes back (to the pool).
-        engine.release(node_id)?;
     }
     engine.runtime_mut().synchronize()?;
     Ok(Executed {

@@ -19,6 +19,7 @@
 use num_complex::Complex64;
 
 use super::Runtime;
+use super::memory::zeroed;
 use crate::backend::{Backend, Location, as_bytes, as_bytes_mut};
 use crate::block::Block;
 use crate::element_cache::Resident;
@@ -101,7 +102,7 @@ impl<B: Backend> Runtime<B> {
             .ok_or_else(|| Error::Internal(format!("syncing {id}, which is not resident")))?;
         let buffer = whole(id, r)?;
         r.hazards.settle(&self.backend)?;
-        let mut host = vec![Complex64::new(0.0, 0.0); layout.elems()];
+        let mut host = zeroed(layout.elems());
         self.backend
             .managed_read(buffer, 0, as_bytes_mut(&mut host))?;
         Ok(host)

@@ -384,6 +384,24 @@ impl<B: Backend> Runtime<B> {
         self.entry(id)?.life.host().ok_or(Error::Uninitialized(id))
     }
 
+    /// The host values of an object, handed over, and the object released: [`Runtime::read`]
+    /// then [`Runtime::release`] without copying the values (a result read once, at the end of
+    /// its life, costs one copy from the device, not two). On an error the object is left as
+    /// it was, except that a value brought to the host stays there.
+    pub fn take(&mut self, id: ObjectId) -> Result<Vec<Complex64>> {
+        self.read(id)?;
+        let bytes = self.entry(id)?.layout.bytes();
+        let dropped = self.drop_device_copy(id);
+        let host = match self.objects.remove(&id) {
+            Some(e) => e.life.released(&mut self.transitions),
+            None => None,
+        };
+        self.events
+            .note(EventKind::Release, Some(id), None, bytes, None);
+        dropped?;
+        host.ok_or_else(|| Error::Internal(format!("{id} was read but holds no host copy")))
+    }
+
     /// Replaces an object's values from the host. A device copy, now stale, is dropped (its
     /// buffers go to the free pool, or are freed).
     pub fn write(&mut self, id: ObjectId, data: Vec<Complex64>) -> Result<()> {
@@ -403,7 +421,7 @@ impl<B: Backend> Runtime<B> {
         let bytes = self.entry(id)?.layout.bytes();
         let dropped = self.drop_device_copy(id);
         if let Some(e) = self.objects.remove(&id) {
-            e.life.released(&mut self.transitions);
+            let _ = e.life.released(&mut self.transitions);
         }
         self.events
             .note(EventKind::Release, Some(id), None, bytes, None);

@@ -12,9 +12,8 @@
 //! before the host memory is dropped. If queuing the copy fails, the object stays resident and
 //! device-only, as with a synchronous write-back: nothing is ever lost.
 
-use num_complex::Complex64;
-
 use super::Runtime;
+use super::memory::zeroed;
 use crate::backend::{Backend, ELEMENT_BYTES, HostMemory, as_bytes_mut};
 use crate::element_cache::Resident;
 use crate::error::{Error, Result};
@@ -117,7 +116,7 @@ impl<B: Backend> Runtime<B> {
                 "{id} is being written back, but no write-back is in flight"
             )));
         };
-        let mut host = vec![Complex64::new(0.0, 0.0); layout.elems()];
+        let mut host = zeroed(layout.elems());
         let read = self
             .backend
             .event_synchronize(&p.event.event)
