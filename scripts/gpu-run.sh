@@ -21,6 +21,7 @@
 #                $SYNTH_REPEATS rates, default 0,0.125,0.25,0.5,0.75,1; $SYNTH_RUNS runs, 3)
 #   profile      memhc-synth under bash's time with --timeline and --report, at a Fig. 7 and
 #                a Table 1 point, optimal and naive: where a run's wall time goes
+#   cpu          host CPU time against device compute time per contraction, N = 128 and 384
 #   compare      gpu-bin/memhc-synth-before (an older build) against gpu-bin/memhc-synth at one
 #                Fig. 7 point (N = 384, vector size 16, repeated rate 0.5), in one run
 #   synth-vsize  memhc-synth at the Fig. 7 points of vector size (1 to 32, repeated rate 1)
@@ -168,6 +169,14 @@ for stage in "$@"; do
                     --tensor-size 384 --vector-size 32 --vectors "$vectors" --repeat 0.5 \
                     --oversub 0.5 --mode $mode --report --timeline "$dir/timeline-table1-$mode.json"
             done ;;
+        cpu)
+            # Item e of issue 10: the host's CPU time per contraction (cpu_s: the process over
+            # the run, staging threads included) against the device's compute time per
+            # contraction (device_compute_s, from timing events), at N = 128 and 384.
+            step cpu "$bin/memhc-synth" --backend cuda --sweep tensor-size=128,384 \
+                --vector-size 16 --vectors "$vectors" --repeat 0.5 --mode optimal,naive \
+                --runs "$runs" --json "$dir/cpu.json"
+            python3 scripts/per-contraction.py "$dir/cpu.json" | tee "$dir/cpu-per-contraction.md" ;;
         compare)
             # Before and after a change, in one run: gpu-bin/memhc-synth-before (an older
             # build, put there by hand) and gpu-bin/memhc-synth, at one Fig. 7 point.
@@ -181,7 +190,7 @@ for stage in "$@"; do
             step synth-fig7-vsize "$bin/memhc-synth" --backend cuda --vectors "$vectors" --repeat 1 \
                 --sweep tensor-size=384,192 --sweep vector-size=1,2,4,8,16,32 \
                 --mode optimal,naive,unified --runs "$runs" --json "$dir/synth-fig7-vsize.json" ;;
-        *) echo "gpu-run: unknown stage $stage (env check tests verify sanitize limits contraction fig7 tables synth profile compare synth-vsize all)" >&2; exit 2 ;;
+        *) echo "gpu-run: unknown stage $stage (env check tests verify sanitize limits contraction fig7 tables synth profile cpu compare synth-vsize all)" >&2; exit 2 ;;
     esac
 done
 if [ -d "$CRITERION_HOME" ]; then

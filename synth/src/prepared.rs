@@ -158,6 +158,8 @@ impl Prepared {
             flops: s.flops,
             gflops: o.gflops(),
             wall_s: o.wall_s,
+            cpu_s: o.cpu_s,
+            device_compute_s: o.device_compute_s,
             miss_lower_bound,
             verified: spec.verify.then_some(o.max_rel_error.is_some()),
             max_rel_error: o.max_rel_error,
@@ -167,7 +169,7 @@ impl Prepared {
 
 /// Runs `spec` on point `p` `runs` times (the counts are the same every time), recording the
 /// event log if `events`, and keeps the first run (its outcome, log and timeline) with the
-/// median wall time.
+/// times (wall, CPU, device compute) of the run of median wall time.
 pub(crate) fn median_run(
     backend: BackendChoice,
     p: &Prepared,
@@ -176,18 +178,23 @@ pub(crate) fn median_run(
     events: bool,
     bar: &ProgressBar,
 ) -> Result<Traced> {
-    let mut walls = Vec::with_capacity(runs);
+    // Each run's times: wall, process CPU and device compute, taken together from one run.
+    let mut times = Vec::with_capacity(runs);
     let mut first: Option<Traced> = None;
     for _ in 0..runs {
         let done = bar.position();
         let traced = run_on(backend, &p.workload, &p.analysis, spec, events, &mut |v| {
             bar.set_position(done + v as u64)
         })?;
-        walls.push(traced.outcome.wall_s);
+        let o = &traced.outcome;
+        times.push((o.wall_s, o.cpu_s, o.device_compute_s));
         first.get_or_insert(traced);
     }
     let mut first = first.ok_or_else(|| SynthError::Usage("--runs must be at least 1".into()))?;
-    walls.sort_by(f64::total_cmp);
-    first.outcome.wall_s = walls[walls.len() / 2];
+    times.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (wall_s, cpu_s, device_compute_s) = times[times.len() / 2];
+    first.outcome.wall_s = wall_s;
+    first.outcome.cpu_s = cpu_s;
+    first.outcome.device_compute_s = device_compute_s;
     Ok(first)
 }

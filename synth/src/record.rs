@@ -88,6 +88,12 @@ pub struct Record {
     pub gflops: f64,
     /// Wall time of the run (vectors, traces, reading the results), seconds.
     pub wall_s: f64,
+    /// CPU time of the process over the same span, seconds, all threads (`None`: the
+    /// platform cannot say): the host's share of the run.
+    pub cpu_s: Option<f64>,
+    /// The time during which the device computed (GEMM and GEAM batches) on some stream, from
+    /// its timeline, seconds (`None`: the backend cannot time its work).
+    pub device_compute_s: Option<f64>,
     /// Misses of the Belady policy on the same queue and budget (equal-sized nodes only): the
     /// lower bound for every policy.
     pub miss_lower_bound: Option<u64>,

@@ -31,6 +31,7 @@ pub fn table(records: &[Record]) -> String {
         "d2h_MiB",
         "GFLOPS",
         "wall_s",
+        "cpu_s",
         "lower_bd",
         "verified",
         "prefetch",
@@ -65,6 +66,7 @@ pub fn table(records: &[Record]) -> String {
                 mib(r.d2h_bytes),
                 format!("{:.2}", r.gflops),
                 format!("{:.3}", r.wall_s),
+                r.cpu_s.map_or("-".into(), |c| format!("{c:.3}")),
                 r.miss_lower_bound.map_or("-".into(), |m| m.to_string()),
                 match r.verified {
                     Some(true) => "yes".into(),

@@ -149,6 +149,8 @@ fn a_run_writes_table_json_csv_and_paper_table() {
             "flops",
             "gflops",
             "wall_s",
+            "cpu_s",
+            "device_compute_s",
             "miss_lower_bound",
             "budget",
         ] {

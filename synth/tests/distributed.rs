@@ -50,7 +50,13 @@ fn counts(path: &Path) -> Vec<serde_json::Value> {
     let mut records: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
     for r in &mut records {
         let o = r.as_object_mut().unwrap();
-        for k in ["wall_s", "gflops", "copy_hidden_share"] {
+        for k in [
+            "wall_s",
+            "cpu_s",
+            "device_compute_s",
+            "gflops",
+            "copy_hidden_share",
+        ] {
             o.remove(k);
         }
     }

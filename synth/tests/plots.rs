@@ -57,6 +57,8 @@ fn record(policy: &str, mode: &str, repeat: f64, gflops: f64, evictions: u64) ->
         flops: 1_000_000,
         gflops,
         wall_s: 0.001,
+        cpu_s: None,
+        device_compute_s: None,
         miss_lower_bound: Some(5 + (10.0 * (1.0 - repeat)) as u64),
         verified: Some(true),
         max_rel_error: Some(0.0),

@@ -61,19 +61,7 @@ pub fn hidden_copy_ns(spans: &[WorkSpan]) -> (u64, u64) {
     let (mut hidden, mut total) = (0u64, 0u64);
     for stream in copy_streams {
         // Compute on the other streams, merged into disjoint intervals in order.
-        let mut busy: Vec<(u64, u64)> = spans
-            .iter()
-            .filter(|s| s.kind == WorkKind::Compute && s.stream != stream && s.end_ns > s.start_ns)
-            .map(|s| (s.start_ns, s.end_ns))
-            .collect();
-        busy.sort_unstable();
-        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(busy.len());
-        for (start, end) in busy {
-            match merged.last_mut() {
-                Some(last) if start <= last.1 => last.1 = last.1.max(end),
-                _ => merged.push((start, end)),
-            }
-        }
+        let merged = merged_compute(spans, |s| s != stream);
         for c in spans
             .iter()
             .filter(|s| s.kind.is_copy() && s.stream == stream)
@@ -88,6 +76,34 @@ pub fn hidden_copy_ns(spans: &[WorkSpan]) -> (u64, u64) {
         }
     }
     (hidden, total)
+}
+
+/// How long some stream computed: the length of the union of the compute spans, in
+/// nanoseconds (work overlapping on two streams counts once).
+pub fn compute_busy_ns(spans: &[WorkSpan]) -> u64 {
+    merged_compute(spans, |_| true)
+        .iter()
+        .map(|&(s, e)| e - s)
+        .sum()
+}
+
+/// The compute spans of the streams `keep` accepts, merged into disjoint, non-empty
+/// `(start, end)` intervals in order.
+fn merged_compute(spans: &[WorkSpan], keep: impl Fn(u64) -> bool) -> Vec<(u64, u64)> {
+    let mut busy: Vec<(u64, u64)> = spans
+        .iter()
+        .filter(|s| s.kind == WorkKind::Compute && keep(s.stream) && s.end_ns > s.start_ns)
+        .map(|s| (s.start_ns, s.end_ns))
+        .collect();
+    busy.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(busy.len());
+    for (start, end) in busy {
+        match merged.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => merged.push((start, end)),
+        }
+    }
+    merged
 }
 
 #[cfg(test)]
@@ -122,5 +138,8 @@ mod tests {
         assert_eq!(hidden_copy_ns(&spans), (10 + 5 + 3, 20 + 20 + 10));
         assert_eq!(hidden_copy_share(&spans), Some(18.0 / 50.0));
         assert_eq!(hidden_copy_share(&spans[..2]), None);
+        // Compute: [10, 30) on stream 0 and [35, 38) on stream 1.
+        assert_eq!(compute_busy_ns(&spans), 20 + 3);
+        assert_eq!(compute_busy_ns(&spans[2..5]), 0, "copies are not compute");
     }
 }

@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use hadron::{Contraction, Engine, HadronNode, reference};
-use memhc_core::backend::timeline::{WorkSpan, hidden_copy_share};
+use memhc_core::backend::timeline::{WorkSpan, compute_busy_ns, hidden_copy_share};
 use memhc_core::{
     Alloc, Backend, Complex64, Config, EventLog, Mode, ObjectId, PolicyKind, Runtime, Stats,
 };
@@ -85,6 +85,15 @@ pub struct Outcome {
     /// The share of copy time during which a GEMM ran on another stream, from the backend's
     /// timeline (`None`: the backend cannot time its work, or nothing was copied).
     pub copy_hidden_share: Option<f64>,
+    /// CPU time of the whole process over the same span as `wall_s`, seconds: the host's side
+    /// of the run (the runtime, the engine, staging copies on every thread), `None` where the
+    /// platform cannot say. Against [`Outcome::device_compute_s`], it says whether the host
+    /// keeps the device busy.
+    pub cpu_s: Option<f64>,
+    /// The time during which the backend computed (GEMM and GEAM batches) on some stream,
+    /// from its timeline, seconds: the union of its compute spans, so that work overlapping
+    /// on two streams counts once (`None`: the backend cannot time its work).
+    pub device_compute_s: Option<f64>,
 }
 
 impl Outcome {
@@ -202,6 +211,7 @@ pub fn run_observed<B: Backend>(
         false => Vec::new(),
     };
     let copy_hidden_share = hidden_copy_share(&timeline);
+    let device_compute_s = (!timeline.is_empty()).then(|| compute_busy_ns(&timeline) as f64 * 1e-9);
     let max_rel_error = if spec.verify {
         Some(verify(w, a, &done.results, &done.traces)?)
     } else {
@@ -218,6 +228,8 @@ pub fn run_observed<B: Backend>(
         traces: done.traces,
         max_rel_error,
         copy_hidden_share,
+        cpu_s: done.cpu_s,
+        device_compute_s,
     };
     Ok(Traced {
         outcome,
@@ -242,6 +254,7 @@ fn untouched_zeros(n: usize) -> Result<Vec<Complex64>> {
 
 struct Executed {
     wall_s: f64,
+    cpu_s: Option<f64>,
     results: Vec<(String, HadronNode)>,
     traces: Vec<(String, String, Complex64)>,
 }
@@ -319,6 +332,7 @@ fn execute<B: Backend>(
 
     let streams = engine.runtime().streams();
     let start = Instant::now();
+    let cpu_start = cpu_time::ProcessTime::try_now().ok();
     let mut members: Vec<ObjectId> = Vec::new();
     for (v, vector) in contractions.iter().enumerate() {
         members.clear();
@@ -355,6 +369,9 @@ fn execute<B: Backend>(
     engine.runtime_mut().synchronize()?;
     Ok(Executed {
         wall_s: start.elapsed().as_secs_f64(),
+        cpu_s: cpu_start
+            .and_then(|t| t.try_elapsed().ok())
+            .map(|d| d.as_secs_f64()),
         results,
         traces,
     })
