@@ -5,8 +5,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use common::counts;
 
 fn synth(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_memhc-synth"));
@@ -43,25 +47,6 @@ const SWEEP: &[&str] = &[
     "lru,belady",
     "--verify",
 ];
-
-/// The records of `path` without what depends on the clock.
-fn counts(path: &Path) -> Vec<serde_json::Value> {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut records: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
-    for r in &mut records {
-        let o = r.as_object_mut().unwrap();
-        for k in [
-            "wall_s",
-            "cpu_s",
-            "device_compute_s",
-            "gflops",
-            "copy_hidden_share",
-        ] {
-            o.remove(k);
-        }
-    }
-    records
-}
 
 fn run(d: &Path, out: &str, extra: &[&str], env: &[(&str, &str)]) -> Output {
     let json = d.join(out);

@@ -6,8 +6,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use common::counts;
 
 const SWEEP: &[&str] = &[
     "--tensor-size",
@@ -99,23 +103,4 @@ fn mpirun(json: &Path, journal: &PathBuf, fault: Option<&str>) -> Output {
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// The records of `path` without what depends on the clock.
-fn counts(path: &Path) -> Vec<serde_json::Value> {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut records: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
-    for r in &mut records {
-        let o = r.as_object_mut().unwrap();
-        for k in [
-            "wall_s",
-            "cpu_s",
-            "device_compute_s",
-            "gflops",
-            "copy_hidden_share",
-        ] {
-            o.remove(k);
-        }
-    }
-    records
 }
