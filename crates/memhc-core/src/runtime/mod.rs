@@ -386,20 +386,13 @@ impl<B: Backend> Runtime<B> {
 
     /// The host values of an object, handed over, and the object released: [`Runtime::read`]
     /// then [`Runtime::release`] without copying the values (a result read once, at the end of
-    /// its life, costs one copy from the device, not two). On an error the object is left as
-    /// it was, except that a value brought to the host stays there.
+    /// its life, costs one copy from the device, not two). If the read fails, the object is
+    /// left as it was; if giving its device memory back fails, it is gone as after
+    /// [`Runtime::release`], and the error is returned.
     pub fn take(&mut self, id: ObjectId) -> Result<Vec<Complex64>> {
         self.read(id)?;
-        let bytes = self.entry(id)?.layout.bytes();
-        let dropped = self.drop_device_copy(id);
-        let host = match self.objects.remove(&id) {
-            Some(e) => e.life.released(&mut self.transitions),
-            None => None,
-        };
-        self.events
-            .note(EventKind::Release, Some(id), None, bytes, None);
-        dropped?;
-        host.ok_or_else(|| Error::Internal(format!("{id} was read but holds no host copy")))
+        self.remove(id)?
+            .ok_or_else(|| Error::Internal(format!("{id} was read but holds no host copy")))
     }
 
     /// Replaces an object's values from the host. A device copy, now stale, is dropped (its
@@ -418,14 +411,20 @@ impl<B: Backend> Runtime<B> {
     /// Releases an object: it is gone, and its device buffers go to the free pool (or are
     /// freed when lazy release is off).
     pub fn release(&mut self, id: ObjectId) -> Result<()> {
+        self.remove(id).map(drop)
+    }
+
+    /// Releases `id` and hands back its host copy, if it holds one.
+    fn remove(&mut self, id: ObjectId) -> Result<Option<Vec<Complex64>>> {
         let bytes = self.entry(id)?.layout.bytes();
         let dropped = self.drop_device_copy(id);
-        if let Some(e) = self.objects.remove(&id) {
-            let _ = e.life.released(&mut self.transitions);
-        }
+        let host = self
+            .objects
+            .remove(&id)
+            .and_then(|e| e.life.released(&mut self.transitions));
         self.events
             .note(EventKind::Release, Some(id), None, bytes, None);
-        dropped
+        dropped.map(|()| host)
     }
 
     /// Every lifecycle transition the runtime's objects took, and any it refused (see
