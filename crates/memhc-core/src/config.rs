@@ -208,7 +208,21 @@ pub struct Config {
     /// for a timeline and an inefficiency report. Off (every mode's default), recording costs
     /// one branch per place that would record.
     pub events: bool,
+    /// Host bytes of released objects' vectors kept for reuse by copies back from the device
+    /// (results read, write-backs), so that such a copy lands in pages already mapped instead
+    /// of faulting in new ones, and a release does not unmap its pages. 0: none kept. Default
+    /// 256 MiB in every mode (it changes nothing on the device).
+    pub host_pool_bytes: usize,
+    /// The smallest vector the host pool keeps, in bytes (default 1 MiB: the allocator serves
+    /// small ones well).
+    pub host_pool_min_bytes: usize,
 }
+
+/// [`Config::host_pool_bytes`] by default.
+pub const DEFAULT_HOST_POOL_BYTES: usize = 256 << 20;
+
+/// [`Config::host_pool_min_bytes`] by default.
+pub const DEFAULT_HOST_POOL_MIN_BYTES: usize = 1 << 20;
 
 impl Default for Config {
     /// All optimisations on, LRU, 4 streams, the whole device.
@@ -249,7 +263,17 @@ impl Config {
             arena: false,
             prefetch: None,
             events: false,
+            host_pool_bytes: DEFAULT_HOST_POOL_BYTES,
+            host_pool_min_bytes: DEFAULT_HOST_POOL_MIN_BYTES,
         }
+    }
+
+    /// The same configuration keeping up to `bytes` of released host vectors of at least
+    /// `min_bytes` each for reuse ([`Config::host_pool_bytes`]); `bytes` 0 keeps none.
+    pub fn with_host_pool(mut self, bytes: usize, min_bytes: usize) -> Self {
+        self.host_pool_bytes = bytes;
+        self.host_pool_min_bytes = min_bytes;
+        self
     }
 
     /// The same configuration recording an event log, or not.

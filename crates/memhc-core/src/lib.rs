@@ -66,6 +66,7 @@ pub mod error;
 pub mod events;
 mod free_pool;
 mod hazards;
+mod host_pool;
 pub mod lifecycle;
 mod lookahead;
 pub mod object;

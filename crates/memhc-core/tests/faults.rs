@@ -220,6 +220,9 @@ fn config() -> impl Strategy<Value = Config> {
                     prefetch,
                     // Recording the event log must change nothing under failures either.
                     events: extra % 2 == 1,
+                    // Nor may recycled host vectors (a failed copy back drops its vector).
+                    host_pool_bytes: if streams == 2 { 0 } else { 1 << 20 },
+                    host_pool_min_bytes: 0,
                 }
             },
         )

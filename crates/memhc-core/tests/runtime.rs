@@ -96,6 +96,41 @@ fn take_hands_over_the_value_and_releases_the_object() {
 }
 
 #[test]
+fn released_host_vectors_serve_later_copies_back_with_the_right_values() {
+    let config = Config::default().with_host_pool(1 << 20, 0);
+    let mut rt = runtime(config);
+    let mut g = rng(11);
+    let l = square(4, 6);
+    let (av, bv, dv) = (random(&mut g, l), random(&mut g, l), random(&mut g, l));
+    let a = rt.register(av.clone(), l).unwrap();
+    let b = rt.register(bv.clone(), l).unwrap();
+    let d = rt.register(dv.clone(), l).unwrap();
+    let c = rt.create(l).unwrap();
+    multiply(&mut rt, 0, a, b, c).unwrap();
+    assert_eq!(rt.host_pool_bytes(), 0);
+
+    // Released, a's host vector (holding a's values) is kept ...
+    rt.release(a).unwrap();
+    assert_eq!(rt.host_pool_bytes(), l.bytes());
+    // ... and c's copy back lands in it: c's values, none of a's.
+    assert_close(rt.read(c).unwrap(), &product(&av, &bv, l), "c = a b");
+    assert_eq!(rt.host_pool_bytes(), 0, "the kept vector was used");
+
+    // A taken value is the caller's: nothing goes to the pool.
+    let e = rt.create(l).unwrap();
+    multiply(&mut rt, 1, b, d, e).unwrap();
+    assert_close(&rt.take(e).unwrap(), &product(&bv, &dv, l), "e = b d");
+    assert_eq!(rt.host_pool_bytes(), 0);
+
+    // A pool of zero bytes keeps nothing.
+    let mut off = runtime(Config::default().with_host_pool(0, 0));
+    let x = off.register(av, l).unwrap();
+    off.release(x).unwrap();
+    assert_eq!(off.host_pool_bytes(), 0);
+    rt.audit().unwrap();
+}
+
+#[test]
 fn released_buffers_are_reused_from_the_pool() {
     let mut rt = runtime(Config::default());
     let mut g = rng(2);

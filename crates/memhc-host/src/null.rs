@@ -7,11 +7,12 @@
 //! is evicted, how many allocations, hits, misses, evictions and write-backs a policy makes under
 //! a budget, and so the Belady lower bound on misses.
 //!
-//! Copies to the host leave the destination as it was: they write nothing. The runtime reads
-//! into zeroed vectors (fresh `calloc` pages), so the values it reads back are zeros, and a dry
-//! run never touches the pages of the host copies it makes: planning a queue of 4 GB of nodes
-//! costs neither the time to fill 4 GB nor the memory (filling them with zeros here made
-//! `memhc-synth plan` at N = 384 spend 20 of its 21 seconds in page faults).
+//! Copies to the host leave the destination as it was: they write nothing, so values read back
+//! mean nothing (zeros from fresh pages, or whatever a reused vector held). The runtime reads
+//! into fresh `calloc` pages or into vectors of released objects, so a dry run never touches
+//! the pages of the host copies it makes: planning a queue of 4 GB of nodes costs neither the
+//! time to fill 4 GB nor the memory (filling them with zeros here made `memhc-synth plan` at
+//! N = 384 spend 20 of its 21 seconds in page faults).
 //!
 //! It has managed memory too, accounted like device memory, so that dry runs of the unified
 //! memory mode work; the host's in-place reads of it write nothing either.

@@ -32,6 +32,7 @@
 use std::collections::HashMap;
 
 use hadron::{MatrixView, NodeShape};
+use memhc_core::config::DEFAULT_HOST_POOL_BYTES;
 
 use crate::error::{Result, SynthError, WorkloadError, human_bytes};
 use crate::generate::SynthParams;
@@ -68,16 +69,21 @@ pub struct HostNeeds {
     /// The peak during verification (zero without it): the reference's values, with what the
     /// runtime holds at the end and the returned results.
     pub during_verify: u64,
+    /// Released node values the runtime keeps for reuse (its host pool,
+    /// [`Config::host_pool_bytes`](memhc_core::Config::host_pool_bytes) by default, and never
+    /// more than all the node values).
+    pub host_pool: u64,
 }
 
 impl HostNeeds {
-    /// The bytes needed at the peak: `device + workload_data + max(during_run, during_verify)`,
-    /// plus [`PROCESS_BYTES`].
+    /// The bytes needed at the peak: `device + workload_data + max(during_run, during_verify)
+    /// + host_pool`, plus [`PROCESS_BYTES`].
     pub fn total(&self) -> u64 {
         PROCESS_BYTES
             .saturating_add(self.device)
             .saturating_add(self.workload_data)
             .saturating_add(self.during_run.max(self.during_verify))
+            .saturating_add(self.host_pool)
     }
 
     /// The parts in words, for messages: `node values during the run 25.8 GiB, the host
@@ -87,6 +93,7 @@ impl HostNeeds {
             ("node values during the run", self.during_run),
             ("verification", self.during_verify),
             ("the host backend's device budget", self.device),
+            ("released values kept for reuse", self.host_pool),
             ("workload data", self.workload_data),
             ("the process itself", PROCESS_BYTES),
         ];
@@ -215,6 +222,7 @@ pub fn host_needs(w: &Workload, a: &Analysis, device: usize, verify: bool) -> Ho
         } else {
             0
         },
+        host_pool: clamp(l.all.min(DEFAULT_HOST_POOL_BYTES as u128)),
     }
 }
 

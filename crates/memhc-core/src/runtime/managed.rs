@@ -19,7 +19,6 @@
 use num_complex::Complex64;
 
 use super::Runtime;
-use super::memory::zeroed;
 use crate::backend::{Backend, Location, as_bytes, as_bytes_mut};
 use crate::block::Block;
 use crate::element_cache::Resident;
@@ -93,16 +92,19 @@ impl<B: Backend> Runtime<B> {
     }
 
     /// The host waits for all work on object `id`, then reads its managed buffer in place into
-    /// a new host vector. Changes no state: the caller takes the transition.
-    pub(super) fn managed_read_back(&self, id: ObjectId) -> Result<Vec<Complex64>> {
-        let layout = self.entry(id)?.layout;
+    /// `host` (a vector of its length, overwritten whole). Changes no state: the caller takes
+    /// the transition.
+    pub(super) fn managed_read_back(
+        &self,
+        id: ObjectId,
+        mut host: Vec<Complex64>,
+    ) -> Result<Vec<Complex64>> {
         let r = self
             .cache
             .get(id)
             .ok_or_else(|| Error::Internal(format!("syncing {id}, which is not resident")))?;
         let buffer = whole(id, r)?;
         r.hazards.settle(&self.backend)?;
-        let mut host = zeroed(layout.elems());
         self.backend
             .managed_read(buffer, 0, as_bytes_mut(&mut host))?;
         Ok(host)

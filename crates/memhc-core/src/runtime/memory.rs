@@ -309,9 +309,22 @@ impl<B: Backend> Runtime<B> {
     /// Reads the device copy of a resident object into a new host vector, ordered after its
     /// last write, on `stream` (with managed memory: the host reads it in place once its work
     /// is done). Changes no state: the caller takes `Synced` or `WrittenBack`.
-    fn read_back(&self, id: ObjectId, stream: usize) -> Result<Vec<Complex64>> {
+    fn read_back(&mut self, id: ObjectId, stream: usize) -> Result<Vec<Complex64>> {
+        let elems = self.entry(id)?.layout.elems();
+        let host = self.host_pool.take(elems);
+        self.read_back_into(id, stream, host)
+    }
+
+    /// [`Runtime::read_back`] into `host`, a vector of the object's length that the copy
+    /// overwrites whole.
+    fn read_back_into(
+        &self,
+        id: ObjectId,
+        stream: usize,
+        mut host: Vec<Complex64>,
+    ) -> Result<Vec<Complex64>> {
         if self.config.managed {
-            return self.managed_read_back(id);
+            return self.managed_read_back(id, host);
         }
         let layout = self.entry(id)?.layout;
         let r = self
@@ -320,7 +333,6 @@ impl<B: Backend> Runtime<B> {
             .ok_or_else(|| Error::Internal(format!("syncing {id}, which is not resident")))?;
         let s = &self.streams[stream];
         r.hazards.before_read(&self.backend, stream, s)?;
-        let mut host = zeroed(layout.elems());
         let chunk = r.block_elems(&layout);
         for (values, block) in host.chunks_mut(chunk).zip(&r.blocks) {
             let (buffer, offset) = block
@@ -417,12 +429,4 @@ impl<B: Backend> Runtime<B> {
         }
         first
     }
-}
-
-/// A host vector of `n` zeros for a copy from the device to fill, from zeroed pages
-/// (`calloc`): the pages are touched by the copy itself, once, instead of being written with
-/// zeros first and then overwritten (at N = 384 that first pass cost 14 ms per 37.7 MB node on
-/// an H100 host, 2026-11-26).
-pub(super) fn zeroed(n: usize) -> Vec<Complex64> {
-    bytemuck::zeroed_vec(n)
 }

@@ -54,6 +54,7 @@ use crate::element_cache::ElementCache;
 use crate::error::{Error, Result};
 use crate::events::{EventKind, EventLog, Events};
 use crate::free_pool::FreePool;
+use crate::host_pool::HostPool;
 use crate::lifecycle::{Lifecycle, TransitionLog};
 use crate::lookahead::Lookahead;
 use crate::object::{Layout, ObjectId, ObjectKind, State};
@@ -131,6 +132,9 @@ pub struct Runtime<B: Backend> {
     orphans: Vec<writeback::Pending<B>>,
     /// The event log's recorder ([`Config::events`]), or nothing.
     events: Events,
+    /// Host vectors of released objects, for copies back to land in
+    /// ([`Config::host_pool_bytes`]).
+    host_pool: HostPool,
 }
 
 impl<B: Backend> std::fmt::Debug for Runtime<B> {
@@ -210,6 +214,7 @@ impl<B: Backend> Runtime<B> {
             pending: IdMap::default(),
             orphans: Vec::new(),
             events,
+            host_pool: HostPool::new(config.host_pool_bytes, config.host_pool_min_bytes),
             config,
         })
     }
@@ -411,7 +416,11 @@ impl<B: Backend> Runtime<B> {
     /// Releases an object: it is gone, and its device buffers go to the free pool (or are
     /// freed when lazy release is off).
     pub fn release(&mut self, id: ObjectId) -> Result<()> {
-        self.remove(id).map(drop)
+        let host = self.remove(id)?;
+        if let Some(v) = host {
+            self.host_pool.put(v);
+        }
+        Ok(())
     }
 
     /// Releases `id` and hands back its host copy, if it holds one.
@@ -425,6 +434,12 @@ impl<B: Backend> Runtime<B> {
         self.events
             .note(EventKind::Release, Some(id), None, bytes, None);
         dropped.map(|()| host)
+    }
+
+    /// Host bytes the runtime keeps in vectors of released objects, for copies back from the
+    /// device to reuse ([`Config::host_pool_bytes`] at most).
+    pub fn host_pool_bytes(&self) -> usize {
+        self.host_pool.bytes()
     }
 
     /// Every lifecycle transition the runtime's objects took, and any it refused (see

@@ -13,7 +13,6 @@
 //! device-only, as with a synchronous write-back: nothing is ever lost.
 
 use super::Runtime;
-use super::memory::zeroed;
 use crate::backend::{Backend, ELEMENT_BYTES, HostMemory, as_bytes_mut};
 use crate::element_cache::Resident;
 use crate::error::{Error, Result};
@@ -116,7 +115,7 @@ impl<B: Backend> Runtime<B> {
                 "{id} is being written back, but no write-back is in flight"
             )));
         };
-        let mut host = zeroed(layout.elems());
+        let mut host = self.host_pool.take(layout.elems());
         let read = self
             .backend
             .event_synchronize(&p.event.event)

@@ -241,7 +241,7 @@ pub fn largest_working_set() -> usize {
 /// Device-memory configurations: every policy, every combination of optimisation switches,
 /// one to three streams, and budgets from the largest working set up; driver allocations or
 /// an arena, with and without handover, with exact reuse or a reuse tolerance; with and
-/// without prefetch.
+/// without prefetch; with and without a host pool.
 pub fn config() -> impl Strategy<Value = Config> {
     (
         proptest::sample::select(PolicyKind::ALL.to_vec()),
@@ -279,6 +279,10 @@ pub fn config() -> impl Strategy<Value = Config> {
                 prefetch,
                 // Half the programs record the event log (it must change nothing).
                 events: seed % 2 == 1,
+                // Half keep released host vectors for copies back to land in, whatever their
+                // size (a stale value would show as a wrong result); the others keep none.
+                host_pool_bytes: if seed % 4 < 2 { 1 << 20 } else { 0 },
+                host_pool_min_bytes: 0,
             },
         )
 }
