@@ -50,6 +50,10 @@ impl HostPool {
     /// A vector of `len` elements for a copy to overwrite whole: a pooled one (holding old
     /// values), or a new one of zeros from zeroed pages.
     pub(crate) fn take(&mut self, len: usize) -> Vec<Complex64> {
+        if self.bytes == 0 {
+            // Nothing kept (small objects, or a pool of zero bytes): no lookup.
+            return bytemuck::zeroed_vec(len);
+        }
         match self.by_len.get_mut(&len).and_then(Vec::pop) {
             Some(v) => {
                 self.bytes -= std::mem::size_of_val(v.as_slice());
