@@ -6,6 +6,8 @@
 # needs no Rust toolchain).
 #
 #   scripts/gpu-build.sh            # build and list what was built
+#   BEFORE=REV scripts/gpu-build.sh # also memhc-synth as of commit REV, as
+#                                   # gpu-bin/memhc-synth-before (gpu-run.sh's compare stage)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,10 +46,23 @@ echo "building memhc-synth ..." >&2
 cargo build --release -p memhc-synth --features cuda
 cp "${CARGO_TARGET_DIR:-target}/release/memhc-synth" "$out/memhc-synth"
 
+if [ -n "${BEFORE:-}" ]; then
+    rev=$(git rev-parse --verify "$BEFORE^{commit}")
+    echo "building memhc-synth as of $rev (BEFORE) ..." >&2
+    tree=$(mktemp -d)
+    before_target="${CARGO_TARGET_DIR:-$PWD/target}/before"
+    git worktree add -q --detach "$tree" "$rev"
+    (cd "$tree" && CARGO_TARGET_DIR="$before_target" \
+        cargo build --release -p memhc-synth --features cuda)
+    cp "$before_target/release/memhc-synth" "$out/memhc-synth-before"
+    git worktree remove --force "$tree"
+fi
+
 find "$out" -type f -exec strip --strip-debug {} \;
 {
     echo "commit: $(git rev-parse HEAD)$(git diff --quiet HEAD || echo ' (with uncommitted changes)')"
     echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -m) with $(rustc --version)"
+    if [ -n "${BEFORE:-}" ]; then echo "memhc-synth-before: commit $rev"; fi
     (cd "$out" && find . -type f ! -name MANIFEST -exec sha256sum {} \; | sort -k2)
 } > "$out/MANIFEST"
 du -sh "$out" >&2

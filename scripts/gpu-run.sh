@@ -22,7 +22,7 @@
 #   profile      memhc-synth under bash's time with --timeline and --report, at a Fig. 7 and
 #                a Table 1 point, optimal and naive: where a run's wall time goes
 #   cpu          host CPU time against device compute time per contraction, N = 128 and 384
-#   compare      gpu-bin/memhc-synth-before (an older build) against gpu-bin/memhc-synth at one
+#   compare      gpu-bin/memhc-synth-before (BEFORE=REV scripts/gpu-build.sh) against gpu-bin/memhc-synth at one
 #                Fig. 7 point (N = 384, vector size 16, repeated rate 0.5), in one run
 #   synth-vsize  memhc-synth at the Fig. 7 points of vector size (1 to 32, repeated rate 1)
 #   all          check limits contraction synth synth-vsize fig7 tables
@@ -179,7 +179,8 @@ for stage in "$@"; do
             python3 scripts/per-contraction.py "$dir/cpu.json" | tee "$dir/cpu-per-contraction.md" ;;
         compare)
             # Before and after a change, in one run: gpu-bin/memhc-synth-before (an older
-            # build, put there by hand) and gpu-bin/memhc-synth, at one Fig. 7 point.
+            # build: BEFORE=REV scripts/gpu-build.sh) and gpu-bin/memhc-synth, at one Fig. 7
+            # point.
             for b in memhc-synth-before memhc-synth; do
                 [ -x "$bin/$b" ] || { echo "gpu-run: no $bin/$b" >&2; continue; }
                 step "compare-$b" "$bin/$b" --backend cuda --tensor-size 384 --vector-size 16 \
