@@ -22,8 +22,9 @@
 #   profile      memhc-synth under bash's time with --timeline and --report, at a Fig. 7 and
 #                a Table 1 point, optimal and naive: where a run's wall time goes
 #   cpu          host CPU time against device compute time per contraction, N = 128 and 384
-#   compare      gpu-bin/memhc-synth-before (BEFORE=REV scripts/gpu-build.sh) against gpu-bin/memhc-synth at one
-#                Fig. 7 point (N = 384, vector size 16, repeated rate 0.5), in one run
+#   compare      gpu-bin/memhc-synth-before (an older build: BEFORE=REV scripts/gpu-build.sh)
+#                against gpu-bin/memhc-synth at one Fig. 7 point (N = 384, vector size 16,
+#                repeated rate 0.5), in one run
 #   synth-vsize  memhc-synth at the Fig. 7 points of vector size (1 to 32, repeated rate 1)
 #   all          check limits contraction synth synth-vsize fig7 tables
 #
