@@ -50,11 +50,12 @@ impl HostPool {
     /// A vector of `len` elements for a copy to overwrite whole: a pooled one (holding old
     /// values), or a new one of zeros from zeroed pages.
     pub(crate) fn take(&mut self, len: usize) -> Vec<Complex64> {
-        if self.bytes == 0 {
-            // Nothing kept (small objects, or a pool of zero bytes): no lookup.
-            return bytemuck::zeroed_vec(len);
-        }
-        match self.by_len.get_mut(&len).and_then(Vec::pop) {
+        // Nothing kept (small objects, or a pool of zero bytes): no lookup.
+        let kept = match self.bytes {
+            0 => None,
+            _ => self.by_len.get_mut(&len).and_then(Vec::pop),
+        };
+        match kept {
             Some(v) => {
                 self.bytes -= std::mem::size_of_val(v.as_slice());
                 v

@@ -11,7 +11,7 @@ use crate::error::{BackendError, Error, Result};
 use crate::events::EventKind;
 use crate::free_pool::Pooled;
 use crate::hazards::Hazards;
-use crate::object::{ObjectId, State};
+use crate::object::{Layout, ObjectId, State};
 use crate::policy::{IdTable, ResidentView};
 
 /// The policy's view of the tables while it picks a victim.
@@ -310,23 +310,23 @@ impl<B: Backend> Runtime<B> {
     /// last write, on `stream` (with managed memory: the host reads it in place once its work
     /// is done). Changes no state: the caller takes `Synced` or `WrittenBack`.
     fn read_back(&mut self, id: ObjectId, stream: usize) -> Result<Vec<Complex64>> {
-        let elems = self.entry(id)?.layout.elems();
-        let host = self.host_pool.take(elems);
-        self.read_back_into(id, stream, host)
+        let layout = self.entry(id)?.layout;
+        let host = self.host_pool.take(layout.elems());
+        self.read_back_into(id, stream, layout, host)
     }
 
-    /// [`Runtime::read_back`] into `host`, a vector of the object's length that the copy
-    /// overwrites whole.
+    /// [`Runtime::read_back`] of `id`, laid out as `layout`, into `host`, a vector of its
+    /// length that the copy overwrites whole.
     fn read_back_into(
         &self,
         id: ObjectId,
         stream: usize,
+        layout: Layout,
         mut host: Vec<Complex64>,
     ) -> Result<Vec<Complex64>> {
         if self.config.managed {
             return self.managed_read_back(id, host);
         }
-        let layout = self.entry(id)?.layout;
         let r = self
             .cache
             .get(id)
