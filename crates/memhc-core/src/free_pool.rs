@@ -20,9 +20,15 @@ pub(crate) struct Pooled<B: Backend> {
 }
 
 /// The table of released buffers.
+///
+/// A size's list stays in the table when it empties, so that a steady state of releases and
+/// reuses of the same sizes allocates no host memory for the lists; the table holds one list
+/// per distinct size ever pooled (a workload has a handful).
 pub(crate) struct FreePool<B: Backend> {
     by_size: BTreeMap<usize, Vec<Pooled<B>>>,
     bytes: usize,
+    /// Blocks held.
+    count: usize,
 }
 
 impl<B: Backend> Default for FreePool<B> {
@@ -30,6 +36,7 @@ impl<B: Backend> Default for FreePool<B> {
         FreePool {
             by_size: BTreeMap::new(),
             bytes: 0,
+            count: 0,
         }
     }
 }
@@ -38,6 +45,7 @@ impl<B: Backend> FreePool<B> {
     pub fn put(&mut self, p: Pooled<B>) {
         let size = p.block.bytes();
         self.bytes += size;
+        self.count += 1;
         self.by_size.entry(size).or_default().push(p);
     }
 
@@ -45,26 +53,34 @@ impl<B: Backend> FreePool<B> {
     /// such size, and of that size the most recently released (its memory is the likeliest to
     /// be warm). `limit == bytes` asks for the exact size.
     pub fn take(&mut self, bytes: usize, limit: usize) -> Option<Pooled<B>> {
-        let (&size, list) = self.by_size.range_mut(bytes..=limit.max(bytes)).next()?;
+        let (&size, list) = self
+            .by_size
+            .range_mut(bytes..=limit.max(bytes))
+            .find(|(_, list)| !list.is_empty())?;
         let p = list.pop()?;
-        if list.is_empty() {
-            self.by_size.remove(&size);
-        }
         self.bytes -= size;
+        self.count -= 1;
         Some(p)
     }
 
     /// Removes every buffer.
     pub fn drain(&mut self) -> Vec<Pooled<B>> {
         self.bytes = 0;
-        std::mem::take(&mut self.by_size)
-            .into_values()
-            .flatten()
-            .collect()
+        let mut out = Vec::with_capacity(self.count);
+        self.count = 0;
+        for list in self.by_size.values_mut() {
+            out.append(list);
+        }
+        out
     }
 
     pub fn is_empty(&self) -> bool {
-        self.by_size.is_empty()
+        self.count == 0
+    }
+
+    /// Blocks held (running count; the audit recomputes it).
+    pub fn len(&self) -> usize {
+        self.count
     }
 
     /// Bytes held (running total; the audit recomputes it).

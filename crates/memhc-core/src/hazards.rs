@@ -9,8 +9,15 @@
 //! The methods take any backend with the same stream and event types (the runtime passes its
 //! instrumented wrapper).
 
+use smallvec::SmallVec;
+
 use crate::backend::Backend;
 use crate::error::BackendError;
+
+/// A short list of events, held inline: an allocation almost always has one last write and a
+/// read or two since, so its history costs no heap allocation (a long queue makes and drops
+/// one per object, and the allocator's work was a visible share of the runtime's cost).
+type Events<B> = SmallVec<[Tagged<B>; 2]>;
 
 /// An event, and the index of the runtime stream it was recorded on (a stream never needs to
 /// wait on its own events: its work is in order).
@@ -31,16 +38,16 @@ impl<B: Backend> Clone for Tagged<B> {
 /// Outstanding work on one allocation.
 pub(crate) struct Hazards<B: Backend> {
     /// The last write; more than one only after [`Hazards::absorb`] combined histories.
-    writes: Vec<Tagged<B>>,
+    writes: Events<B>,
     /// Reads since the last write.
-    reads: Vec<Tagged<B>>,
+    reads: Events<B>,
 }
 
 impl<B: Backend> Default for Hazards<B> {
     fn default() -> Self {
         Hazards {
-            writes: Vec::new(),
-            reads: Vec::new(),
+            writes: SmallVec::new(),
+            reads: SmallVec::new(),
         }
     }
 }

@@ -174,11 +174,14 @@ impl<V> IdTable<V> {
         if self.sparse.is_empty() {
             return;
         }
+        // Every sparse id the dense part now covers, not only those up to `index`: one left
+        // behind would be looked for in the dense part and not found.
+        let covered = self.dense.len();
         let moved: Vec<ObjectId> = self
             .sparse
             .keys()
             .copied()
-            .filter(|k| usize::try_from(k.0).is_ok_and(|k| k <= index))
+            .filter(|k| usize::try_from(k.0).is_ok_and(|k| k < covered))
             .collect();
         for k in moved {
             if let (Some(v), Ok(at)) = (self.sparse.remove(&k), usize::try_from(k.0)) {
@@ -276,6 +279,9 @@ mod tests {
             }
             assert_eq!(t.get(&id), m.get(&id));
             assert_eq!(t.len(), m.len());
+            if step % 997 == 0 {
+                assert!(m.iter().all(|(k, v)| t.get(k) == Some(v)), "step {step}");
+            }
             most = most.max(m.len());
         }
         let mut got: Vec<_> = t.iter().map(|(k, &v)| (k, v)).collect();
@@ -289,6 +295,23 @@ mod tests {
         drained.sort_unstable();
         assert_eq!(drained, want);
         assert!(t.is_empty() && t.get(&ObjectId(1)).is_none());
+    }
+
+    /// An id in the sparse part that the dense part comes to cover, when the id that made it
+    /// grow is below it, moves with the others: before, only ids up to the one inserted moved,
+    /// and this one became invisible (`get` looked in the dense part and found nothing).
+    #[test]
+    fn id_table_moves_every_sparse_id_the_dense_part_covers() {
+        let mut t = IdTable::default();
+        assert_eq!(t.insert(ObjectId(1027), 'a'), None);
+        assert_eq!(t.insert(ObjectId(1_000_000), 'b'), None);
+        assert_eq!(t.insert(ObjectId(0), 'c'), None);
+        assert!(t.dense.len() > 1027, "the dense part grew past 1027");
+        assert_eq!(t.get(&ObjectId(1027)), Some(&'a'));
+        assert_eq!(t.get(&ObjectId(1_000_000)), Some(&'b'));
+        assert_eq!(t.get(&ObjectId(0)), Some(&'c'));
+        assert_eq!(t.insert(ObjectId(1027), 'd'), Some('a'));
+        assert_eq!(t.len(), 3);
     }
 
     /// Ids arriving from the top down start in the sparse part and all end up dense.

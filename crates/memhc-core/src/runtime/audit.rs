@@ -30,7 +30,8 @@ impl<B: Backend> Runtime<B> {
     ///   exactly when its state says so needs no check: the state holds it, see
     ///   [`lifecycle`](crate::lifecycle));
     /// * no lifecycle transition was ever refused;
-    /// * every pooled block is filed under its own size;
+    /// * every pooled block is filed under its own size, and the pool's running count and byte
+    ///   total match its blocks;
     /// * the policy tracks exactly the resident objects;
     /// * no object is left pinned outside a launch;
     /// * with managed memory, nothing is pooled and nothing was ever evicted;
@@ -52,6 +53,13 @@ impl<B: Backend> Runtime<B> {
             bad.push(format!(
                 "free pool total {} != sum of its buffers {pooled_sum}",
                 self.pool.bytes()
+            ));
+        }
+        let pooled_count = self.pool.iter().count();
+        if pooled_count != self.pool.len() {
+            bad.push(format!(
+                "free pool count {} != its buffers {pooled_count}",
+                self.pool.len()
             ));
         }
         if self.used != resident_sum + pooled_sum {
