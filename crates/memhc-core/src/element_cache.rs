@@ -5,6 +5,8 @@
 //! block per component. A block is a driver buffer or an arena range ([`Block`]). Asking for an
 //! object found here is a hit: no allocation, no copy.
 
+use smallvec::SmallVec;
+
 use crate::backend::gemm::DeviceRef;
 use crate::backend::{Backend, ELEMENT_BYTES};
 use crate::block::Block;
@@ -12,10 +14,14 @@ use crate::hazards::Hazards;
 use crate::object::{Layout, ObjectId};
 use crate::policy::IdTable;
 
+/// The blocks of one object: a packed object's one block is held inline, so that making an
+/// object resident allocates no host memory (an unpacked object's list of components does).
+pub(crate) type Blocks<B> = SmallVec<[Block<B>; 1]>;
+
 /// The device copy of one object.
 pub(crate) struct Resident<B: Backend> {
     /// One block (packed) or one per component (unpacked).
-    pub blocks: Vec<Block<B>>,
+    pub blocks: Blocks<B>,
     /// Whether `blocks` is one contiguous block of all components.
     pub packed: bool,
     /// Work in flight on these buffers.
@@ -32,7 +38,7 @@ impl<B: Backend> Resident<B> {
             (layout.components(), layout.component_bytes())
         };
         let resident = Resident {
-            blocks: Vec::with_capacity(count),
+            blocks: SmallVec::with_capacity(count),
             packed,
             hazards: Hazards::default(),
         };

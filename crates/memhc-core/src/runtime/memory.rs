@@ -213,7 +213,7 @@ impl<B: Backend> Runtime<B> {
         };
         if let Err(e) = freed {
             // The request fails; the block it would have had goes too.
-            let _ = self.free_blocks(vec![block]);
+            let _ = self.free_blocks([block]);
             return Err(e);
         }
         self.counters.handovers += 1;
@@ -390,7 +390,7 @@ impl<B: Backend> Runtime<B> {
     /// Frees blocks whose uses have completed: driver buffers back to the driver, arena ranges
     /// back to the arena. Every block is consumed (and its bytes stop counting) even if a free
     /// fails; the first failure is reported.
-    fn free_blocks(&mut self, blocks: Vec<Block<B>>) -> Result<()> {
+    fn free_blocks(&mut self, blocks: impl IntoIterator<Item = Block<B>>) -> Result<()> {
         let mut first = Ok(());
         for block in blocks {
             self.used -= block.bytes();
@@ -425,7 +425,7 @@ impl<B: Backend> Runtime<B> {
                 first = first.and(Err(e.into()));
                 continue;
             }
-            first = first.and(self.free_blocks(vec![p.block]));
+            first = first.and(self.free_blocks([p.block]));
         }
         first
     }
