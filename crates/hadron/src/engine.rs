@@ -23,6 +23,7 @@
 use memhc_core::backend::gemm::{GeamShape, GemmItem, GemmShape, StridedBatch};
 use memhc_core::policy::IdTable;
 use memhc_core::{Access, Backend, Complex64, Launch, Layout, ObjectId, Runtime};
+use smallvec::SmallVec;
 
 use crate::contraction::{Contraction, Plan};
 use crate::error::{HadronError, Result};
@@ -57,8 +58,8 @@ struct Slots {
     out: usize,
 }
 
-fn accesses(a: ObjectId, b: ObjectId, out: &[ObjectId]) -> (Vec<Access>, Slots) {
-    let mut list = Vec::with_capacity(2 + out.len());
+fn accesses(a: ObjectId, b: ObjectId, out: &[ObjectId]) -> (SmallVec<[Access; 4]>, Slots) {
+    let mut list = SmallVec::with_capacity(2 + out.len());
     list.push(Access::read(a));
     let b_slot = if b == a {
         0

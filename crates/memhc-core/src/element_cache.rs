@@ -108,6 +108,11 @@ impl<B: Backend> ElementCache<B> {
         self.map.get_mut(&id)
     }
 
+    /// Makes room for `id` (a new object), so that its insertion allocates nothing.
+    pub fn reserve(&mut self, id: ObjectId) {
+        self.map.reserve(id);
+    }
+
     /// Records `id` as resident in `r`. An object is never resident twice: a previous entry is
     /// returned to the caller, which must dispose of it.
     pub fn insert(&mut self, id: ObjectId, r: Resident<B>) -> Option<Resident<B>> {

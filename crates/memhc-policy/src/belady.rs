@@ -101,6 +101,10 @@ impl EvictionPolicy for Belady {
         "belady"
     }
 
+    fn on_register(&mut self, id: ObjectId) {
+        self.next_use.reserve(id);
+    }
+
     fn on_insert(&mut self, id: ObjectId) {
         self.consume(id);
         self.reposition(id);

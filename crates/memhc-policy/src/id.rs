@@ -151,6 +151,16 @@ impl<V> IdTable<V> {
         old
     }
 
+    /// Makes room for `id` in the dense part when it is within the dense part's reach, so that
+    /// inserting it later moves and allocates nothing: a runtime calls this as it makes an
+    /// object, so that its tables never grow on the launch path.
+    pub fn reserve(&mut self, id: ObjectId) {
+        let index = usize::try_from(id.0).unwrap_or(usize::MAX);
+        if index >= self.dense.len() && index < self.dense_bound(1) {
+            self.grow(index);
+        }
+    }
+
     /// The ids the dense part may grow to cover with `more` entries added.
     fn dense_bound(&self, more: usize) -> usize {
         self.len

@@ -69,6 +69,13 @@ pub trait EvictionPolicy: Send + fmt::Debug {
     /// The policy's name, as [`PolicyKind`] parses it.
     fn name(&self) -> &'static str;
 
+    /// `id` was just made (registered or created) and is not resident yet. A policy with a
+    /// per-object table makes room for it here, so that the launch that makes it resident
+    /// grows no table. The provided version does nothing.
+    fn on_register(&mut self, id: ObjectId) {
+        let _ = id;
+    }
+
     /// `id` became resident.
     fn on_insert(&mut self, id: ObjectId);
 

@@ -65,6 +65,10 @@ impl<E: VictimEnd> EvictionPolicy for ByRecency<E> {
         E::NAME
     }
 
+    fn on_register(&mut self, id: ObjectId) {
+        self.order.reserve(id);
+    }
+
     fn on_insert(&mut self, id: ObjectId) {
         self.order.touch(id);
     }

@@ -45,6 +45,10 @@ impl EvictionPolicy for PreProtectedLru {
         "pp-lru"
     }
 
+    fn on_register(&mut self, id: ObjectId) {
+        self.order.reserve(id);
+    }
+
     fn on_insert(&mut self, id: ObjectId) {
         self.order.touch(id);
     }

@@ -38,6 +38,11 @@ impl Recency {
         self.stamp.get(&id) == Some(&stamp)
     }
 
+    /// Makes room for `id`, not present yet (see [`IdTable::reserve`]).
+    pub fn reserve(&mut self, id: ObjectId) {
+        self.stamp.reserve(id);
+    }
+
     /// Makes `id` the most recently used (inserting it if absent).
     pub fn touch(&mut self, id: ObjectId) {
         if let Some(&(stamp, newest)) = self.queue.back()

@@ -1,6 +1,8 @@
 //! Launches: making a set of objects resident, ordering work on them after earlier work, and
 //! recording what the new work does to them.
 
+use smallvec::SmallVec;
+
 use super::Runtime;
 use super::work::{Bound, Launch};
 use crate::backend::{Backend, as_bytes};
@@ -264,7 +266,7 @@ impl<B: Backend> Runtime<B> {
         F: FnOnce(&mut Launch<'_, B>) -> Result<()>,
     {
         let s = &self.streams[stream];
-        let mut objects = Vec::with_capacity(accesses.len());
+        let mut objects = SmallVec::with_capacity(accesses.len());
         for a in accesses {
             let r = self.cache.get(a.object).ok_or_else(|| {
                 Error::Internal(format!("{} is not resident in its launch", a.object))
@@ -292,6 +294,7 @@ impl<B: Backend> Runtime<B> {
             objects,
         };
         let done = work(&mut launch);
+        drop(launch); // its views borrow the tables the event log reads
         if let Some(before) = before {
             self.note_gemms(stream, before);
         }

@@ -280,6 +280,8 @@ impl<B: Backend> Runtime<B> {
         let id = ObjectId::from_index(self.next_id);
         check_len(id, &layout, data.len())?;
         self.next_id += 1;
+        self.cache.reserve(id);
+        self.policy.on_register(id);
         let bytes = layout.bytes();
         self.events
             .note(EventKind::Register, Some(id), None, bytes, None);
@@ -299,6 +301,8 @@ impl<B: Backend> Runtime<B> {
     pub fn create(&mut self, layout: Layout) -> Result<ObjectId> {
         let id = ObjectId::from_index(self.next_id);
         self.next_id += 1;
+        self.cache.reserve(id);
+        self.policy.on_register(id);
         self.events
             .note(EventKind::Create, Some(id), None, layout.bytes(), None);
         self.objects.insert(

@@ -1,6 +1,8 @@
 //! The device side of a launch ([`Launch`]): views of the launch's objects, and the GEMM calls
 //! its work makes, each operand checked against the objects before the backend sees it.
 
+use smallvec::SmallVec;
+
 use crate::backend::components::{ComponentBatch, ComponentTable, Strip};
 use crate::backend::gemm::{DeviceRef, GeamShape, GemmItem, GemmShape, StridedBatch};
 use crate::backend::instrumented::Instrumented;
@@ -21,7 +23,8 @@ pub struct Launch<'r, B: Backend> {
     pub(super) stream: &'r B::Stream,
     /// The arena's buffer, in arena mode.
     pub(super) arena: Option<&'r B::Buffer>,
-    pub(super) objects: Vec<Bound<'r, B>>,
+    /// Held inline up to four (a contraction launches three or four objects).
+    pub(super) objects: SmallVec<[Bound<'r, B>; 4]>,
 }
 
 /// One object of a launch, as its work sees it.
