@@ -237,6 +237,14 @@ pub(crate) mod testing {
             .iter()
             .flat_map(|v| v.iter().map(|&i| ObjectId(i)))
             .collect();
+        // Objects are made before they are used, as a runtime makes them: every one is
+        // announced first (in order of first use, each once).
+        let mut made = HashSet::new();
+        for &id in &future {
+            if made.insert(id) {
+                policy.on_register(id);
+            }
+        }
         policy.set_future(&future);
         let mut resident = HashSet::new();
         let mut out = Outcome::default();
