@@ -11,7 +11,7 @@
 //! gracefully when the run deviates from the plan: an object used more often than planned
 //! simply looks "never used again".
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, BinaryHeap};
 
 use super::{EvictionPolicy, ResidentView};
 use crate::{IdTable, ObjectId};
@@ -24,9 +24,14 @@ const NEVER: u64 = u64::MAX;
 /// The plan is a next-use table built once, in linear time, by [`EvictionPolicy::set_future`]:
 /// for every position of the access sequence, the position of the same object's next use. An
 /// object's next use is a cursor into that table, advanced in O(1) by each use. Resident objects
-/// are kept ordered by next use, so a victim is found in O(log n):
+/// are kept ordered by next use, so a victim is found in O(log n), amortised:
 ///
-/// * objects with a next use, in a set ordered by it;
+/// * objects with a next use, in a max-heap keyed by it. A use pushes the object's new key and
+///   leaves the old entry in place, stale (its key is no longer the object's), where a search
+///   tree would remove it and insert again: two walks down a tree of every resident object,
+///   cache misses on a long queue, against a push that moves an entry up a level or two on
+///   average. A victim search drops the stale entries it meets at the top; the heap is
+///   compacted when stale entries outnumber the resident objects;
 /// * objects never used again, by id, in two sets: those not known to be dirty, and those seen
 ///   dirty when a victim was last chosen. A victim search classifies the first set lazily
 ///   (each object moves at most once per use or sync), so preferring a clean object among the
@@ -38,8 +43,9 @@ pub struct Belady {
     next_at: Vec<u64>,
     /// Every planned object's next unconsumed use ([`NEVER`] once all are consumed).
     cursor: IdTable<u64>,
-    /// Resident objects with a next use, keyed by it.
-    by_next_use: BTreeSet<(u64, ObjectId)>,
+    /// Resident objects with a next use, keyed by it, the furthest on top; an entry is live
+    /// when its key is the object's in `next_use`, others are stale.
+    by_next_use: BinaryHeap<(u64, ObjectId)>,
     /// Resident objects never used again, not seen dirty.
     never_clean: BTreeSet<ObjectId>,
     /// Resident objects never used again, seen dirty (and not synced since).
@@ -60,14 +66,32 @@ impl Belady {
     }
 
     fn reposition(&mut self, id: ObjectId) {
-        self.forget(id);
+        let old = self.forget(id);
         let k = self.key(id);
+        // The key first: compaction keeps the entries that match it.
+        self.next_use.insert(id, k);
         if k == NEVER {
             self.never_clean.insert(id);
-        } else {
-            self.by_next_use.insert((k, id));
+        } else if old != Some(k) {
+            // (With the same key, the entry pushed for it is still live.)
+            self.by_next_use.push((k, id));
+            self.compact();
         }
-        self.next_use.insert(id, k);
+    }
+
+    /// Whether a heap entry is its object's key.
+    fn live(&self, &(k, id): &(u64, ObjectId)) -> bool {
+        self.next_use.get(&id) == Some(&k)
+    }
+
+    /// Drops the stale heap entries once they outnumber the resident objects (plus a slack):
+    /// O(1) per use, amortised, since that many uses pushed entries since the last time.
+    fn compact(&mut self) {
+        if self.by_next_use.len() > 2 * self.next_use.len() + 64 {
+            let next_use = &self.next_use;
+            self.by_next_use
+                .retain(|&(k, id)| next_use.get(&id) == Some(&k));
+        }
     }
 
     /// Marks the next planned use of `id` as done.
@@ -83,16 +107,13 @@ impl Belady {
         }
     }
 
-    fn forget(&mut self, id: ObjectId) {
-        match self.next_use.remove(&id) {
-            Some(NEVER) => {
-                let _ = self.never_clean.remove(&id) || self.never_dirty.remove(&id);
-            }
-            Some(k) => {
-                self.by_next_use.remove(&(k, id));
-            }
-            None => {}
+    /// Stops tracking `id`; returns the key it had. Its heap entry, if any, turns stale.
+    fn forget(&mut self, id: ObjectId) -> Option<u64> {
+        let old = self.next_use.remove(&id);
+        if old == Some(NEVER) {
+            let _ = self.never_clean.remove(&id) || self.never_dirty.remove(&id);
         }
+        old
     }
 }
 
@@ -121,11 +142,11 @@ impl EvictionPolicy for Belady {
     }
 
     fn on_evict(&mut self, id: ObjectId) {
-        self.forget(id);
+        let _ = self.forget(id);
     }
 
     fn on_remove(&mut self, id: ObjectId) {
-        self.forget(id);
+        let _ = self.forget(id);
     }
 
     fn on_synced(&mut self, id: ObjectId) {
@@ -162,11 +183,22 @@ impl EvictionPolicy for Belady {
         if let Some(id) = self.never_dirty.iter().rev().copied().find(evictable) {
             return Some(id);
         }
-        self.by_next_use
-            .iter()
-            .rev()
-            .map(|&(_, id)| id)
-            .find(evictable)
+        // The furthest live, evictable entry; the ones above it that are live but busy go
+        // back (a launch pins a handful of objects).
+        let mut busy = Vec::new();
+        let mut victim = None;
+        while let Some(top) = self.by_next_use.peek() {
+            if !self.live(top) {
+                self.by_next_use.pop();
+            } else if !view.is_evictable(top.1) {
+                busy.extend(self.by_next_use.pop());
+            } else {
+                victim = Some(top.1);
+                break;
+            }
+        }
+        self.by_next_use.extend(busy);
+        victim
     }
 
     fn set_future(&mut self, accesses: &[ObjectId]) {
@@ -179,7 +211,9 @@ impl EvictionPolicy for Belady {
             }
         }
         let resident: Vec<_> = self.next_use.keys().collect();
+        self.by_next_use.clear();
         for id in resident {
+            let _ = self.forget(id);
             self.reposition(id);
         }
     }
@@ -204,6 +238,79 @@ mod tests {
         let refs = [7, 0, 1, 2, 0, 3, 0, 4, 2, 3, 0, 3, 2, 1, 2, 0, 1, 7, 0, 1];
         let singles: Vec<&[u64]> = refs.iter().map(std::slice::from_ref).collect();
         assert_eq!(simulate(&mut Belady::new(), 3, &singles).misses, 9);
+    }
+
+    /// Evictable when `(id + step) % 5 != 0`: a different set of busy objects at each step.
+    struct BusyBy(u64);
+    impl ResidentView for BusyBy {
+        fn is_evictable(&self, id: ObjectId) -> bool {
+            (id.0 + self.0) % 5 != 0
+        }
+        fn is_dirty(&self, _: ObjectId) -> bool {
+            false
+        }
+    }
+
+    /// On random sequences, with busy objects and prefetches, every victim is the one a
+    /// brute-force search picks: among the evictable resident objects, one never used again
+    /// (the highest id), else the one whose next use is furthest. This exercises the heap's
+    /// stale entries, compaction and the busy entries it puts back.
+    #[test]
+    fn victims_match_a_brute_force_search() {
+        let (objects, slots, len) = (60u64, 12usize, 4000usize);
+        let mut x = 12_345u64;
+        let mut next = || {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            x >> 33
+        };
+        let seq: Vec<ObjectId> = (0..len).map(|_| ObjectId(next() % objects)).collect();
+        let next_use = |id: ObjectId, from: usize| {
+            seq[from..]
+                .iter()
+                .position(|&o| o == id)
+                .map_or(NEVER, |p| (from + p) as u64)
+        };
+        let mut p = Belady::new();
+        (0..objects).for_each(|i| p.on_register(ObjectId(i)));
+        p.set_future(&seq);
+        let mut resident: Vec<ObjectId> = Vec::new();
+        let mut evictions = 0;
+        for (t, &id) in seq.iter().enumerate() {
+            if resident.contains(&id) {
+                p.on_hit(id);
+                continue;
+            }
+            if resident.len() >= slots {
+                let view = BusyBy(t as u64);
+                let candidates = resident.iter().copied().filter(|&r| view.is_evictable(r));
+                let want = candidates.max_by_key(|&r| {
+                    let k = next_use(r, t);
+                    (k == NEVER, if k == NEVER { r.0 } else { k })
+                });
+                let got = p.choose_victim(&view);
+                assert_eq!(got, want, "step {t}");
+                let victim = got.expect("a victim");
+                resident.retain(|&r| r != victim);
+                p.on_evict(victim);
+                evictions += 1;
+            }
+            resident.push(id);
+            p.on_insert(id);
+            // Now and then, bring in the object used next (a prefetch) when there is room.
+            if let Some(&ahead) = seq.get(t + 1)
+                && t % 7 == 0
+                && resident.len() < slots
+                && !resident.contains(&ahead)
+            {
+                resident.push(ahead);
+                p.on_prefetch(ahead);
+            }
+        }
+        assert!(evictions > 500, "only {evictions} evictions");
+        let mut tracked = p.resident();
+        tracked.sort();
+        resident.sort();
+        assert_eq!(tracked, resident);
     }
 
     struct DirtyOdd;
