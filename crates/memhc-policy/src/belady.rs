@@ -240,11 +240,11 @@ mod tests {
         assert_eq!(simulate(&mut Belady::new(), 3, &singles).misses, 9);
     }
 
-    /// Evictable when `(id + step) % 5 != 0`: a different set of busy objects at each step.
+    /// Evictable unless `id + step` is a multiple of 5: a different set of busy objects at each step.
     struct BusyBy(u64);
     impl ResidentView for BusyBy {
         fn is_evictable(&self, id: ObjectId) -> bool {
-            (id.0 + self.0) % 5 != 0
+            !(id.0 + self.0).is_multiple_of(5)
         }
         fn is_dirty(&self, _: ObjectId) -> bool {
             false
@@ -298,7 +298,7 @@ mod tests {
             p.on_insert(id);
             // Now and then, bring in the object used next (a prefetch) when there is room.
             if let Some(&ahead) = seq.get(t + 1)
-                && t % 7 == 0
+                && t.is_multiple_of(7)
                 && resident.len() < slots
                 && !resident.contains(&ahead)
             {
