@@ -94,6 +94,10 @@ impl<E: VictimEnd> EvictionPolicy for ByRecency<E> {
         }
     }
 
+    fn begin_vector(&mut self, resident_members: &[ObjectId]) {
+        self.order.look_up(resident_members);
+    }
+
     fn resident(&self) -> Vec<ObjectId> {
         self.order.ids()
     }
