@@ -9,6 +9,7 @@
 //!
 //! | call | when |
 //! |------|------|
+//! | [`on_register`](EvictionPolicy::on_register) | an object was made (not resident yet): room for it in per-object tables |
 //! | [`on_insert`](EvictionPolicy::on_insert) | an object became resident (a miss) |
 //! | [`on_hit`](EvictionPolicy::on_hit) | a resident object was used again (a hit) |
 //! | [`on_prefetch`](EvictionPolicy::on_prefetch) | an object became resident ahead of its use (a prefetch; its use comes later as a hit) |
