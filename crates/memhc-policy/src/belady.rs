@@ -11,7 +11,7 @@
 //! gracefully when the run deviates from the plan: an object used more often than planned
 //! simply looks "never used again".
 
-use std::collections::{BTreeSet, BinaryHeap};
+use std::collections::BinaryHeap;
 
 use super::{EvictionPolicy, ResidentView};
 use crate::{IdTable, ObjectId};
@@ -19,23 +19,29 @@ use crate::{IdTable, ObjectId};
 /// Key of an object never used again: larger than every position.
 const NEVER: u64 = u64::MAX;
 
+/// What `next_use` holds for an object never used again that a victim search found dirty (its
+/// key is still [`NEVER`]; this marks its class).
+const NEVER_DIRTY: u64 = u64::MAX - 1;
+
 /// The Belady (MIN) policy.
 ///
 /// The plan is a next-use table built once, in linear time, by [`EvictionPolicy::set_future`]:
 /// for every position of the access sequence, the position of the same object's next use. An
 /// object's next use is a cursor into that table, advanced in O(1) by each use. Resident objects
-/// are kept ordered by next use, so a victim is found in O(log n), amortised:
+/// are kept ordered, so a victim is found in O(log n), amortised, in three lazy max-heaps:
 ///
-/// * objects with a next use, in a max-heap keyed by it. A use pushes the object's new key and
-///   leaves the old entry in place, stale (its key is no longer the object's), where a search
-///   tree would remove it and insert again: two walks down a tree of every resident object,
-///   cache misses on a long queue, against a push that moves an entry up a level or two on
-///   average. A victim search drops the stale entries it meets at the top; the heap is
-///   compacted when stale entries outnumber the resident objects;
-/// * objects never used again, by id, in two sets: those not known to be dirty, and those seen
-///   dirty when a victim was last chosen. A victim search classifies the first set lazily
+/// * objects with a next use, keyed by it;
+/// * objects never used again, by id, in two classes: those not known to be dirty, and those
+///   seen dirty when a victim was last chosen. A victim search classifies the first lazily
 ///   (each object moves at most once per use or sync), so preferring a clean object among the
 ///   never-used costs no scan of the dirty ones.
+///
+/// A change pushes the object's new entry and leaves the old one in place, stale: an entry is
+/// live while `next_use` holds its key (or its class). Where a search tree would remove the old
+/// entry and insert the new, two walks down a tree of every resident object, cache misses on a
+/// long queue, a push moves an entry up a level or two on average. A victim search drops the
+/// stale entries it meets at the top, and the heaps are compacted when stale entries outnumber
+/// the resident objects.
 #[derive(Debug, Default)]
 pub struct Belady {
     /// For every position of the planned sequence, the position of the next use of the same
@@ -43,15 +49,37 @@ pub struct Belady {
     next_at: Vec<u64>,
     /// Every planned object's next unconsumed use ([`NEVER`] once all are consumed).
     cursor: IdTable<u64>,
-    /// Resident objects with a next use, keyed by it, the furthest on top; an entry is live
-    /// when its key is the object's in `next_use`, others are stale.
+    /// Resident objects with a next use, keyed by it, the furthest on top.
     by_next_use: BinaryHeap<(u64, ObjectId)>,
-    /// Resident objects never used again, not seen dirty.
-    never_clean: BTreeSet<ObjectId>,
+    /// Resident objects never used again, not seen dirty, the highest id on top.
+    never_clean: BinaryHeap<ObjectId>,
     /// Resident objects never used again, seen dirty (and not synced since).
-    never_dirty: BTreeSet<ObjectId>,
-    /// Every resident object's key: its next use, or [`NEVER`].
+    never_dirty: BinaryHeap<ObjectId>,
+    /// Every resident object's key: its next use, [`NEVER`], or [`NEVER_DIRTY`].
     next_use: IdTable<u64>,
+}
+
+/// The top entry of `heap` that is live and evictable, left on top; stale entries above it are
+/// dropped, and live ones that are not evictable (a launch pins a handful) put back.
+fn top_evictable<T: Ord + Copy>(
+    heap: &mut BinaryHeap<T>,
+    live: impl Fn(&T) -> bool,
+    evictable: impl Fn(&T) -> bool,
+) -> Option<T> {
+    let mut busy = Vec::new();
+    let mut found = None;
+    while let Some(&top) = heap.peek() {
+        if !live(&top) {
+            heap.pop();
+        } else if !evictable(&top) {
+            busy.extend(heap.pop());
+        } else {
+            found = Some(top);
+            break;
+        }
+    }
+    heap.extend(busy);
+    found
 }
 
 impl Belady {
@@ -70,27 +98,27 @@ impl Belady {
         let k = self.key(id);
         // The key first: compaction keeps the entries that match it.
         self.next_use.insert(id, k);
-        if k == NEVER {
-            self.never_clean.insert(id);
-        } else if old != Some(k) {
-            // (With the same key, the entry pushed for it is still live.)
-            self.by_next_use.push((k, id));
+        // With the same key, the entry pushed for it is still live.
+        if old != Some(k) {
+            if k == NEVER {
+                self.never_clean.push(id);
+            } else {
+                self.by_next_use.push((k, id));
+            }
             self.compact();
         }
     }
 
-    /// Whether a heap entry is its object's key.
-    fn live(&self, &(k, id): &(u64, ObjectId)) -> bool {
-        self.next_use.get(&id) == Some(&k)
-    }
-
     /// Drops the stale heap entries once they outnumber the resident objects (plus a slack):
-    /// O(1) per use, amortised, since that many uses pushed entries since the last time.
+    /// O(1) per change, amortised, since that many changes pushed entries since the last time.
     fn compact(&mut self) {
-        if self.by_next_use.len() > 2 * self.next_use.len() + 64 {
+        let entries = self.by_next_use.len() + self.never_clean.len() + self.never_dirty.len();
+        if entries > 2 * self.next_use.len() + 64 {
             let next_use = &self.next_use;
-            self.by_next_use
-                .retain(|&(k, id)| next_use.get(&id) == Some(&k));
+            let is = |id: &ObjectId, k: u64| next_use.get(id) == Some(&k);
+            self.by_next_use.retain(|(k, id)| is(id, *k));
+            self.never_clean.retain(|id| is(id, NEVER));
+            self.never_dirty.retain(|id| is(id, NEVER_DIRTY));
         }
     }
 
@@ -107,13 +135,9 @@ impl Belady {
         }
     }
 
-    /// Stops tracking `id`; returns the key it had. Its heap entry, if any, turns stale.
+    /// Stops tracking `id`; returns what `next_use` held. Its heap entries turn stale.
     fn forget(&mut self, id: ObjectId) -> Option<u64> {
-        let old = self.next_use.remove(&id);
-        if old == Some(NEVER) {
-            let _ = self.never_clean.remove(&id) || self.never_dirty.remove(&id);
-        }
-        old
+        self.next_use.remove(&id)
     }
 }
 
@@ -150,55 +174,50 @@ impl EvictionPolicy for Belady {
     }
 
     fn on_synced(&mut self, id: ObjectId) {
-        if self.never_dirty.remove(&id) {
-            self.never_clean.insert(id);
+        if let Some(k) = self.next_use.get_mut(&id)
+            && *k == NEVER_DIRTY
+        {
+            *k = NEVER;
+            self.never_clean.push(id);
+            self.compact();
         }
     }
 
     fn choose_victim(&mut self, view: &dyn ResidentView) -> Option<ObjectId> {
         // Objects never used again go first, the highest id first; among them one that needs
-        // no write-back. Dirty ones met on the way move to `never_dirty` for good (until a
+        // no write-back. Dirty ones met on the way move to the dirty class for good (until a
         // sync or a use), so each is looked at once.
-        let mut clean = None;
-        let mut dirty = Vec::new();
-        for &id in self.never_clean.iter().rev() {
-            if !view.is_evictable(id) {
-                continue;
+        loop {
+            let next_use = &self.next_use;
+            let top = top_evictable(
+                &mut self.never_clean,
+                |id| next_use.get(id) == Some(&NEVER),
+                |&id| view.is_evictable(id),
+            );
+            match top {
+                Some(id) if view.is_dirty(id) => {
+                    // Its clean entry turns stale (busy entries may sit above it again).
+                    self.next_use.insert(id, NEVER_DIRTY);
+                    self.never_dirty.push(id);
+                }
+                Some(id) => return Some(id),
+                None => break,
             }
-            if view.is_dirty(id) {
-                dirty.push(id);
-                continue;
-            }
-            clean = Some(id);
-            break;
         }
-        for id in dirty {
-            self.never_clean.remove(&id);
-            self.never_dirty.insert(id);
-        }
-        if clean.is_some() {
-            return clean;
-        }
-        let evictable = |&id: &ObjectId| view.is_evictable(id);
-        if let Some(id) = self.never_dirty.iter().rev().copied().find(evictable) {
+        let next_use = &self.next_use;
+        if let Some(id) = top_evictable(
+            &mut self.never_dirty,
+            |id| next_use.get(id) == Some(&NEVER_DIRTY),
+            |&id| view.is_evictable(id),
+        ) {
             return Some(id);
         }
-        // The furthest live, evictable entry; the ones above it that are live but busy go
-        // back (a launch pins a handful of objects).
-        let mut busy = Vec::new();
-        let mut victim = None;
-        while let Some(top) = self.by_next_use.peek() {
-            if !self.live(top) {
-                self.by_next_use.pop();
-            } else if !view.is_evictable(top.1) {
-                busy.extend(self.by_next_use.pop());
-            } else {
-                victim = Some(top.1);
-                break;
-            }
-        }
-        self.by_next_use.extend(busy);
-        victim
+        top_evictable(
+            &mut self.by_next_use,
+            |(k, id)| next_use.get(id) == Some(k),
+            |&(_, id)| view.is_evictable(id),
+        )
+        .map(|(_, id)| id)
     }
 
     fn set_future(&mut self, accesses: &[ObjectId]) {
@@ -212,6 +231,8 @@ impl EvictionPolicy for Belady {
         }
         let resident: Vec<_> = self.next_use.keys().collect();
         self.by_next_use.clear();
+        self.never_clean.clear();
+        self.never_dirty.clear();
         for id in resident {
             let _ = self.forget(id);
             self.reposition(id);
@@ -240,30 +261,39 @@ mod tests {
         assert_eq!(simulate(&mut Belady::new(), 3, &singles).misses, 9);
     }
 
-    /// Evictable unless `id + step` is a multiple of 5: a different set of busy objects at each step.
+    /// Evictable unless `id + step` is a multiple of 5: a different set of busy objects at each
+    /// step. Objects whose id is a multiple of 3 are dirty.
     struct BusyBy(u64);
     impl ResidentView for BusyBy {
         fn is_evictable(&self, id: ObjectId) -> bool {
             !(id.0 + self.0).is_multiple_of(5)
         }
-        fn is_dirty(&self, _: ObjectId) -> bool {
-            false
+        fn is_dirty(&self, id: ObjectId) -> bool {
+            id.0.is_multiple_of(3)
         }
     }
 
-    /// On random sequences, with busy objects and prefetches, every victim is the one a
-    /// brute-force search picks: among the evictable resident objects, one never used again
-    /// (the highest id), else the one whose next use is furthest. This exercises the heap's
+    /// On random sequences, with busy and dirty objects and prefetches, every victim is the one
+    /// a brute-force search picks: among the evictable resident objects, one never used again
+    /// (clean before dirty, the highest id), else the one whose next use is furthest. This exercises the heap's
     /// stale entries, compaction and the busy entries it puts back.
     #[test]
     fn victims_match_a_brute_force_search() {
-        let (objects, slots, len) = (60u64, 12usize, 4000usize);
+        // Half the uses from 40 long-lived objects, half from a window of 16 that slides over
+        // fresh ones: objects keep dying, so the never-used classes stay busy too.
+        let (slots, len) = (12usize, 4000usize);
         let mut x = 12_345u64;
         let mut next = || {
             x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
             x >> 33
         };
-        let seq: Vec<ObjectId> = (0..len).map(|_| ObjectId(next() % objects)).collect();
+        let seq: Vec<ObjectId> = (0..len as u64)
+            .map(|t| match next() % 2 {
+                0 => ObjectId(next() % 40),
+                _ => ObjectId(40 + t / 8 + next() % 16),
+            })
+            .collect();
+        let objects = 40 + len as u64 / 8 + 16;
         let next_use = |id: ObjectId, from: usize| {
             seq[from..]
                 .iter()
@@ -283,9 +313,11 @@ mod tests {
             if resident.len() >= slots {
                 let view = BusyBy(t as u64);
                 let candidates = resident.iter().copied().filter(|&r| view.is_evictable(r));
-                let want = candidates.max_by_key(|&r| {
-                    let k = next_use(r, t);
-                    (k == NEVER, if k == NEVER { r.0 } else { k })
+                // Never used again and clean, then never used again and dirty (each the highest
+                // id), then the furthest next use.
+                let want = candidates.max_by_key(|&r| match next_use(r, t) {
+                    NEVER => (2 - u64::from(view.is_dirty(r)), r.0),
+                    k => (0, k),
                 });
                 let got = p.choose_victim(&view);
                 assert_eq!(got, want, "step {t}");
