@@ -21,9 +21,9 @@ pub(crate) struct Pooled<B: Backend> {
 
 /// The table of released buffers.
 ///
-/// A size's list stays in the table when it empties, so that a steady state of releases and
-/// reuses of the same sizes allocates no host memory for the lists; the table holds one list
-/// per distinct size ever pooled (a workload has a handful).
+/// A size's list stays in the table, with its capacity, when it empties, so that a steady
+/// state of releases and reuses of the same sizes allocates no host memory for the lists; the
+/// table holds one list per distinct size ever pooled (a workload has a handful).
 pub(crate) struct FreePool<B: Backend> {
     by_size: BTreeMap<usize, Vec<Pooled<B>>>,
     bytes: usize,

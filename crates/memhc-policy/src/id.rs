@@ -132,9 +132,7 @@ impl<V> IdTable<V> {
     /// Sets the value of `id`, returning the one it replaces.
     pub fn insert(&mut self, id: ObjectId, value: V) -> Option<V> {
         let index = usize::try_from(id.0).unwrap_or(usize::MAX);
-        if index >= self.dense.len() && index < self.dense_bound(1) {
-            self.grow(index);
-        }
+        self.reserve(id);
         let old = match self.slot(id) {
             Some(i) => self.dense[i].replace(value),
             None => {

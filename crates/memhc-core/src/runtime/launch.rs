@@ -294,7 +294,7 @@ impl<B: Backend> Runtime<B> {
             objects,
         };
         let done = work(&mut launch);
-        drop(launch); // its views borrow the tables the event log reads
+        drop(launch); // it borrows the runtime, which the event log needs back
         if let Some(before) = before {
             self.note_gemms(stream, before);
         }
