@@ -25,7 +25,15 @@ fn workload(seed: u64, tensor_size: usize, vector_size: usize, vectors: usize) -
 
 /// Runs `w` at `oversub` with `policy`, with and without prefetch `window` uses ahead, on the
 /// host backend (verified against the reference), and checks each run against its dry run.
-fn check(w: &Workload, oversub: f64, streams: usize, policy: PolicyKind, window: usize) {
+/// With `expect_prefetch`, a run with prefetch that evicts must have prefetched something.
+fn check(
+    w: &Workload,
+    oversub: f64,
+    streams: usize,
+    policy: PolicyKind,
+    window: usize,
+    expect_prefetch: bool,
+) {
     let a = w.analyse().unwrap();
     let peak = peak_without_eviction(w, &a).unwrap();
     let budget = (peak as f64 / (1.0 + oversub)) as usize;
@@ -48,7 +56,7 @@ fn check(w: &Workload, oversub: f64, streams: usize, policy: PolicyKind, window:
         assert!(real.max_rel_error.unwrap() <= 1e-12, "{label}");
         assert!(real.stats.peak_device_bytes <= budget as u64, "{label}");
         misses.push(real.stats.misses);
-        if prefetch.is_some() && real.stats.evictions > 0 {
+        if expect_prefetch && prefetch.is_some() && real.stats.evictions > 0 {
             assert!(real.stats.prefetches > 0, "{label}: nothing prefetched");
         }
     }
@@ -62,7 +70,7 @@ fn oversubscribed_runs_with_prefetch_are_right_and_predicted() {
     let w = workload(7, 4, 6, 10);
     for policy in [PolicyKind::Lru, PolicyKind::PpLru, PolicyKind::Belady] {
         for (oversub, streams, window) in [(0.5, 4, 6), (1.5, 2, 3), (3.0, 1, 12)] {
-            check(&w, oversub, streams, policy, window);
+            check(&w, oversub, streams, policy, window, true);
         }
     }
 }
@@ -81,6 +89,11 @@ proptest! {
         policy in proptest::sample::select(PolicyKind::ALL.to_vec()),
         window in 1usize..10,
     ) {
-        check(&workload(seed, 2, vector_size, vectors), oversub, streams, policy, window);
+        // Evicting does not imply that there was anything to prefetch: with a window of one
+        // use, the use ahead is the next contraction's first input, which a small queue may
+        // always find resident (seed 14189140400630570396, vector size 1, 5 vectors, oversub
+        // 0.073: one eviction, nothing to bring in). The fixed queue above checks that
+        // prefetch happens.
+        check(&workload(seed, 2, vector_size, vectors), oversub, streams, policy, window, false);
     }
 }
