@@ -7,6 +7,8 @@
 //! and last use; a node is released right after its last use unless it is a result.
 
 use std::collections::{HashMap, HashSet};
+
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 use hadron::{HadronError, HadronNode, MatrixView, NodeShape, Plan, SpinMapping, TracePairs};
@@ -127,7 +129,11 @@ pub struct Analysis {
     /// Every node's id, by index.
     ids: Vec<String>,
     /// The index of every id.
-    index: HashMap<String, usize>,
+    ///
+    /// Hashed with FxHash rather than the standard library's SipHash: names come from the
+    /// user's own workload, not from an adversary, and at a few hundred thousand nodes the
+    /// hashing was a visible share of the planning.
+    index: FxHashMap<String, usize>,
     /// The shape of every node, by index.
     shapes: Vec<NodeShape>,
     /// The last step that uses each node; a node never used has none.
@@ -253,6 +259,13 @@ impl Workload {
     /// the release lists).
     pub fn analyse(&self) -> Result<Analysis, WorkloadError> {
         let mut a = Analysis::default();
+        // Every node: the initial ones and one output per contraction.
+        let nodes = self.nodes.len() + self.vectors.iter().map(Vec::len).sum::<usize>();
+        a.index.reserve(nodes);
+        a.ids.reserve(nodes);
+        a.shapes.reserve(nodes);
+        a.last_use.reserve(nodes);
+        a.produced_in.reserve(nodes);
         for (i, n) in self.nodes.iter().enumerate() {
             if a.index.contains_key(&n.id) {
                 return Err(WorkloadError::at(
