@@ -14,7 +14,7 @@
 use std::collections::BinaryHeap;
 
 use super::{EvictionPolicy, ResidentView};
-use crate::{IdTable, ObjectId};
+use crate::{IdSet, IdTable, ObjectId};
 
 /// Key of an object never used again: larger than every position.
 const NEVER: u64 = u64::MAX;
@@ -59,8 +59,9 @@ pub struct Belady {
     next_use: IdTable<u64>,
 }
 
-/// The top entry of `heap` that is live and evictable, left on top; stale entries above it are
-/// dropped, and live ones that are not evictable (a launch pins a handful) put back.
+/// The highest entry of `heap` that is live and evictable, left in the heap; the stale entries
+/// above it are dropped, and the live ones that are not evictable (a launch pins a handful) are
+/// put back, so it may no longer be on top.
 fn top_evictable<T: Ord + Copy>(
     heap: &mut BinaryHeap<T>,
     live: impl Fn(&T) -> bool,
@@ -111,14 +112,19 @@ impl Belady {
 
     /// Drops the stale heap entries once they outnumber the resident objects (plus a slack):
     /// O(1) per change, amortised, since that many changes pushed entries since the last time.
+    /// Duplicates go too: an entry can come back to life (an object found dirty, then synced,
+    /// is clean again; one evicted, then prefetched, has its old key again), and each object
+    /// keeps one live entry, in the heap of its class, so at most one entry per resident object
+    /// remains.
     fn compact(&mut self) {
         let entries = self.by_next_use.len() + self.never_clean.len() + self.never_dirty.len();
         if entries > 2 * self.next_use.len() + 64 {
             let next_use = &self.next_use;
-            let is = |id: &ObjectId, k: u64| next_use.get(id) == Some(&k);
-            self.by_next_use.retain(|(k, id)| is(id, *k));
-            self.never_clean.retain(|id| is(id, NEVER));
-            self.never_dirty.retain(|id| is(id, NEVER_DIRTY));
+            let mut kept = IdSet::default();
+            let mut keep = |id: &ObjectId, k: u64| next_use.get(id) == Some(&k) && kept.insert(*id);
+            self.by_next_use.retain(|(k, id)| keep(id, *k));
+            self.never_clean.retain(|id| keep(id, NEVER));
+            self.never_dirty.retain(|id| keep(id, NEVER_DIRTY));
         }
     }
 
@@ -379,6 +385,35 @@ mod tests {
         fn is_dirty(&self, id: ObjectId) -> bool {
             self.dirty.contains(&id.0)
         }
+    }
+
+    /// An object evicted and prefetched back, over and over, keeps its key (no use consumes
+    /// it), so each time its old entries come back to life next to the new one: compaction
+    /// keeps one per object, so the heaps stay bounded by the resident objects.
+    #[test]
+    fn revived_entries_do_not_pile_up() {
+        let mut p = Belady::new();
+        p.set_future(&[1, 2, 3, 1, 2, 3].map(ObjectId));
+        for i in 1..=3 {
+            p.on_insert(ObjectId(i));
+        }
+        let all = States {
+            dirty: vec![],
+            busy: vec![],
+        };
+        for _ in 0..1000 {
+            assert_eq!(p.choose_victim(&all), Some(ObjectId(3)));
+            p.on_evict(ObjectId(3));
+            p.on_prefetch(ObjectId(3));
+        }
+        let entries = p.by_next_use.len() + p.never_clean.len() + p.never_dirty.len();
+        assert!(
+            entries <= 2 * 3 + 64 + 1,
+            "{entries} heap entries for 3 objects"
+        );
+        let mut tracked = p.resident();
+        tracked.sort();
+        assert_eq!(tracked, [1, 2, 3].map(ObjectId));
     }
 
     #[test]
