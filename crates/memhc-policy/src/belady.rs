@@ -112,19 +112,28 @@ impl Belady {
 
     /// Drops the stale heap entries once they outnumber the resident objects (plus a slack):
     /// O(1) per change, amortised, since that many changes pushed entries since the last time.
-    /// Duplicates go too: an entry can come back to life (an object found dirty, then synced,
-    /// is clean again; one evicted, then prefetched, has its old key again), and each object
-    /// keeps one live entry, in the heap of its class, so at most one entry per resident object
-    /// remains.
+    ///
+    /// An entry can also come back to life: an object evicted and then prefetched returns to
+    /// its old key, one found dirty and then synced to the clean class. Its old entries are
+    /// then live next to the new one. Each object is live in one heap only, so when more live
+    /// entries remain than resident objects, one entry per object is kept; without this, an
+    /// object cycling so would pile up entries that no compaction drops.
     fn compact(&mut self) {
         let entries = self.by_next_use.len() + self.never_clean.len() + self.never_dirty.len();
-        if entries > 2 * self.next_use.len() + 64 {
-            let next_use = &self.next_use;
+        if entries <= 2 * self.next_use.len() + 64 {
+            return;
+        }
+        let next_use = &self.next_use;
+        let live = |id: &ObjectId, k: u64| next_use.get(id) == Some(&k);
+        self.by_next_use.retain(|(k, id)| live(id, *k));
+        self.never_clean.retain(|id| live(id, NEVER));
+        self.never_dirty.retain(|id| live(id, NEVER_DIRTY));
+        let entries = self.by_next_use.len() + self.never_clean.len() + self.never_dirty.len();
+        if entries > next_use.len() {
             let mut kept = IdSet::default();
-            let mut keep = |id: &ObjectId, k: u64| next_use.get(id) == Some(&k) && kept.insert(*id);
-            self.by_next_use.retain(|(k, id)| keep(id, *k));
-            self.never_clean.retain(|id| keep(id, NEVER));
-            self.never_dirty.retain(|id| keep(id, NEVER_DIRTY));
+            self.by_next_use.retain(|(_, id)| kept.insert(*id));
+            self.never_clean.retain(|id| kept.insert(*id));
+            self.never_dirty.retain(|id| kept.insert(*id));
         }
     }
 
