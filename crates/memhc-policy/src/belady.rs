@@ -13,6 +13,8 @@
 
 use std::collections::BinaryHeap;
 
+use smallvec::SmallVec;
+
 use super::{EvictionPolicy, ResidentView};
 use crate::{IdSet, IdTable, ObjectId};
 
@@ -67,7 +69,8 @@ fn top_evictable<T: Ord + Copy>(
     live: impl Fn(&T) -> bool,
     evictable: impl Fn(&T) -> bool,
 ) -> Option<T> {
-    let mut busy = Vec::new();
+    // Inline: a victim search allocates nothing for the handful of busy entries.
+    let mut busy: SmallVec<[T; 8]> = SmallVec::new();
     let mut found = None;
     while let Some(&top) = heap.peek() {
         if !live(&top) {
