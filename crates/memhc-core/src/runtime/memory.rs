@@ -11,7 +11,7 @@ use crate::error::{BackendError, Error, Result};
 use crate::events::EventKind;
 use crate::free_pool::Pooled;
 use crate::hazards::Hazards;
-use crate::object::{Layout, ObjectId, State};
+use crate::object::{ObjectId, State};
 use crate::policy::{IdTable, ResidentView};
 
 /// The policy's view of the tables while it picks a victim.
@@ -306,24 +306,13 @@ impl<B: Backend> Runtime<B> {
         Ok(())
     }
 
-    /// Reads the device copy of a resident object into a new host vector, ordered after its
-    /// last write, on `stream` (with managed memory: the host reads it in place once its work
-    /// is done). Changes no state: the caller takes `Synced` or `WrittenBack`.
+    /// Reads the device copy of a resident object into a host vector (from the host pool, or
+    /// new), ordered after its last write, on `stream` (with managed memory: the host reads it
+    /// in place once its work is done). Changes no state: the caller takes `Synced` or
+    /// `WrittenBack`.
     fn read_back(&mut self, id: ObjectId, stream: usize) -> Result<Vec<Complex64>> {
         let layout = self.entry(id)?.layout;
-        let host = self.host_pool.take(layout.elems());
-        self.read_back_into(id, stream, layout, host)
-    }
-
-    /// [`Runtime::read_back`] of `id`, laid out as `layout`, into `host`, a vector of its
-    /// length that the copy overwrites whole.
-    fn read_back_into(
-        &self,
-        id: ObjectId,
-        stream: usize,
-        layout: Layout,
-        mut host: Vec<Complex64>,
-    ) -> Result<Vec<Complex64>> {
+        let mut host = self.host_pool.take(layout.elems());
         if self.config.managed {
             return self.managed_read_back(id, host);
         }
