@@ -22,9 +22,10 @@
 #   profile      memhc-synth under bash's time with --timeline and --report, at a Fig. 7 and
 #                a Table 1 point, optimal and naive: where a run's wall time goes
 #   cpu          host CPU time against device compute time per contraction, N = 128 and 384
-#   compare      gpu-bin/memhc-synth-before (an older build: BEFORE=REV scripts/gpu-build.sh)
-#                against gpu-bin/memhc-synth at one Fig. 7 point (N = 384, vector size 16,
-#                repeated rate 0.5), in one run
+#   compare      gpu-bin/memhc-synth-before (an older build: BEFORE=REV scripts/gpu-build.sh),
+#                gpu-bin/memhc-synth and gpu-bin/memhc-synth-mimalloc (mimalloc as the
+#                allocator), those present, at one Fig. 7 point (N = 384, vector size 16,
+#                repeated rate 0.5) and one oversubscribed Table 1 point, in one run
 #   synth-vsize  memhc-synth at the Fig. 7 points of vector size (1 to 32, repeated rate 1)
 #   all          check limits contraction synth synth-vsize fig7 tables
 #
@@ -182,11 +183,18 @@ for stage in "$@"; do
             # Before and after a change, in one run: gpu-bin/memhc-synth-before (an older
             # build: BEFORE=REV scripts/gpu-build.sh) and gpu-bin/memhc-synth, at one Fig. 7
             # point.
-            for b in memhc-synth-before memhc-synth; do
+            for b in memhc-synth-before memhc-synth memhc-synth-mimalloc; do
                 [ -x "$bin/$b" ] || { echo "gpu-run: no $bin/$b" >&2; continue; }
                 step "compare-$b" "$bin/$b" --backend cuda --tensor-size 384 --vector-size 16 \
                     --vectors "$vectors" --repeat 0.5 --mode optimal,naive,unified \
                     --runs "$runs" --json "$dir/compare-$b.json"
+            done
+            for b in memhc-synth-before memhc-synth memhc-synth-mimalloc; do
+                [ -x "$bin/$b" ] || continue
+                step "compare-table1-$b" "$bin/$b" --backend cuda --tensor-size 384 \
+                    --vector-size 32 --vectors "$vectors" --repeat 0.5 --oversub 0.5 \
+                    --policy lru,belady --mode optimal --runs "$runs" \
+                    --json "$dir/compare-table1-$b.json"
             done ;;
         synth-vsize)
             step synth-fig7-vsize "$bin/memhc-synth" --backend cuda --vectors "$vectors" --repeat 1 \
