@@ -25,7 +25,8 @@
 #   compare      gpu-bin/memhc-synth-before (an older build: BEFORE=REV scripts/gpu-build.sh),
 #                gpu-bin/memhc-synth and gpu-bin/memhc-synth-mimalloc (mimalloc as the
 #                allocator), those present, at one Fig. 7 point (N = 384, vector size 16,
-#                repeated rate 0.5) and one oversubscribed Table 1 point, in one run
+#                repeated rate 0.5; $SYNTH_RUNS runs) and one oversubscribed Table 1 point
+#                (lru and belady, one run: each is long), in one run
 #   synth-vsize  memhc-synth at the Fig. 7 points of vector size (1 to 32, repeated rate 1)
 #   all          check limits contraction synth synth-vsize fig7 tables
 #
@@ -193,7 +194,7 @@ for stage in "$@"; do
                 [ -x "$bin/$b" ] || continue
                 step "compare-table1-$b" "$bin/$b" --backend cuda --tensor-size 384 \
                     --vector-size 32 --vectors "$vectors" --repeat 0.5 --oversub 0.5 \
-                    --policy lru,belady --mode optimal --runs "$runs" \
+                    --policy lru,belady --mode optimal --runs 1 \
                     --json "$dir/compare-table1-$b.json"
             done ;;
         synth-vsize)
