@@ -12,6 +12,12 @@ use std::time::{Duration, Instant};
 
 mod backend;
 
+/// With the `mimalloc` feature (the default), mimalloc is the process's allocator; without it,
+/// the system's.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use memhc_core::Config;

@@ -20,10 +20,19 @@
 //! * `MEMHC_OVERHEAD_CLOCK=cpu` makes criterion time the CPU time the thread spends in the
 //!   vectors (after the first, per contraction; Linux) instead of the run's wall time: the
 //!   same bookkeeping, measured the same on a busy machine as on an idle one.
+//!
+//! The bench runs under mimalloc, the allocator memhc-synth and memhc ship with (their
+//! `mimalloc` feature): the release of a run's objects frees their host data, and glibc's
+//! malloc made that 15-20% of the cost at 256,000 contractions
+//! (docs/results/2026-11-26-overhead/overhead-mimalloc-experiment.md). A program that embeds
+//! memhc brings its own allocator.
 
 #![allow(missing_docs, clippy::expect_used)]
 
 use std::time::{Duration, Instant};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use criterion::Criterion;
 use memhc_core::{Mode, PolicyKind};

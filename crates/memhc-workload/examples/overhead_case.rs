@@ -13,9 +13,12 @@
 //! (which the program prints), to skip the dry run that finds it: that dry run runs the same
 //! code, so a profile of the case alone must not include it (`-` finds it), and how repeated
 //! nodes are drawn (`uniform`, the default, or `gaussian`, `recent:K`). It prints the case's
-//! wall time per contraction.
+//! wall time per contraction. Like the bench, it runs under mimalloc.
 
 use std::error::Error;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use memhc_core::{Mode, PolicyKind};
 use memhc_host::null::NullBackend;
