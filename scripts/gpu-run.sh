@@ -28,6 +28,11 @@
 #                repeated rate 0.5; $SYNTH_RUNS runs) and one oversubscribed Table 1 point
 #                (lru and belady, one run: each is long), in one run
 #   synth-vsize  memhc-synth at the Fig. 7 points of vector size (1 to 32, repeated rate 1)
+#   synth-tables memhc-synth at the points of MemHC Tables 1-3 (N = 384, optimal, lru, pp-lru
+#                and belady, $SYNTH_VECTORS vectors, $SYNTH_RUNS runs): vector sizes 8-64 at
+#                oversubscription 0.5; vector size 64 at oversubscription 0.5, 1 and 1.5; vector
+#                size 64 at repeated rates 0.25-1 (the criterion `tables` stage times the same
+#                points at 20 vectors, far longer)
 #   all          check limits contraction synth synth-vsize fig7 tables
 #
 # Every step runs under a time limit ($STEP_TIMEOUT seconds, default 150; a step that hits it
@@ -201,7 +206,18 @@ for stage in "$@"; do
             step synth-fig7-vsize "$bin/memhc-synth" --backend cuda --vectors "$vectors" --repeat 1 \
                 --sweep tensor-size=384,192 --sweep vector-size=1,2,4,8,16,32 \
                 --mode optimal,naive,unified --runs "$runs" --json "$dir/synth-fig7-vsize.json" ;;
-        *) echo "gpu-run: unknown stage $stage (env check tests verify sanitize limits contraction fig7 tables synth profile cpu compare synth-vsize all)" >&2; exit 2 ;;
+        synth-tables)
+            # MemHC Tables 1-3, with the paper's per-vector averages (--paper-table).
+            table() {
+                local name=$1; shift
+                step "synth-$name" "$bin/memhc-synth" --backend cuda --tensor-size 384 \
+                    --vectors "$vectors" --mode optimal --policy lru,pp-lru,belady \
+                    --paper-table --runs "$runs" --json "$dir/synth-$name.json" "$@"
+            }
+            table table1 --repeat 0.5 --oversub 0.5 --sweep vector-size=8,16,32,64
+            table table2 --repeat 0.5 --vector-size 64 --sweep oversub=0.5,1,1.5
+            table table3 --oversub 0.5 --vector-size 64 --sweep repeat=0.25,0.5,0.75,1 ;;
+        *) echo "gpu-run: unknown stage $stage (env check tests verify sanitize limits contraction fig7 tables synth profile cpu compare synth-vsize synth-tables all)" >&2; exit 2 ;;
     esac
 done
 if [ -d "$CRITERION_HOME" ]; then
