@@ -12,12 +12,6 @@ use std::time::{Duration, Instant};
 
 mod backend;
 
-/// With the `mimalloc` feature (the default), mimalloc is the process's allocator; without it,
-/// the system's.
-#[cfg(feature = "mimalloc")]
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use memhc_core::Config;
@@ -27,6 +21,12 @@ use memhc_corr_gen::model::TimePair;
 use memhc_corr_gen::presets::{Preset, correlator_matrix};
 use memhc_synth::args::{parse_bytes, parse_modes, parse_policies};
 use memhc_synth::observe::Observe;
+
+/// With the `mimalloc` feature (the default), mimalloc is the process's allocator; without it,
+/// the system's.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Correlation functions on memhc: generate a workload, plan it, run it.
 #[derive(Debug, Parser)]

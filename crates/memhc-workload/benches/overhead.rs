@@ -23,7 +23,7 @@
 //!
 //! The bench runs under mimalloc, the allocator memhc-synth and memhc ship with (their
 //! `mimalloc` feature): the release of a run's objects frees their host data, and glibc's
-//! malloc made that 15-20% of the cost at 256,000 contractions
+//! malloc made the cost 13-21% higher at 256,000 contractions
 //! (docs/results/2026-11-26-overhead/overhead-mimalloc-experiment.md). A program that embeds
 //! memhc brings its own allocator.
 
@@ -31,14 +31,14 @@
 
 use std::time::{Duration, Instant};
 
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use criterion::Criterion;
 use memhc_core::{Mode, PolicyKind};
 use memhc_host::NullBackend;
 use memhc_workload::run::{RunSpec, peak_without_eviction, run};
 use memhc_workload::{Analysis, SynthParams, Workload, generate};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const VECTOR_SIZE: usize = 16;
 

@@ -17,13 +17,13 @@
 
 use std::error::Error;
 
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use memhc_core::{Mode, PolicyKind};
 use memhc_host::null::NullBackend;
 use memhc_workload::run::{RunSpec, peak_without_eviction, run};
 use memhc_workload::{Dist, SynthParams, generate};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> Result<(), Box<dyn Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
