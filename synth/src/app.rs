@@ -13,13 +13,14 @@ use crate::args::{check_generated, parse_policies};
 use crate::error::Result;
 use crate::generate::generate;
 use crate::planning::{PlanArgs, plan_command};
+use crate::replot::{PlotArgs, plot_command};
 use crate::runargs::RunArgs;
 use crate::sweep::{Observed, Parsed, exit_code, present, refuse_oversubscribed_unified};
 use crate::{distributed, file, replay, report};
 
 /// The synthetic workload of the MemHC paper: generate a queue of meson contractions, run it
 /// with eviction policies and optimisation modes under a device budget, and report; or plan
-/// its memory without running it (`plan`).
+/// its memory without running it (`plan`); or plot saved records again (`plot`).
 #[derive(Debug, Parser)]
 #[command(name = "memhc-synth", version, about, long_about = None, args_conflicts_with_subcommands = true)]
 pub struct Cli {
@@ -40,6 +41,13 @@ enum Command {
     /// will count (allocations, pool reuses, hits, misses, evictions, write-backs, bytes moved,
     /// peak), exactly; and the host memory a run needs.
     Plan(PlanArgs),
+    /// Draw the plots of `--plot` again from records saved with `--json`: `plot
+    /// fig7.json --against repeat --where tensor-size=384 --out plots/`.
+    ///
+    /// Writes GFLOPS, evictions and misses against the parameter, one line per policy/mode
+    /// series; `--where KEY=VALUE` (repeatable) keeps a slice of the records, and is required
+    /// where a series has two records at one x value.
+    Plot(PlotArgs),
     /// Replay vectors of equal-sized objects with room for K of them and print each policy's
     /// evictions, hits and misses: `trace --slots 4 --policy lru,pp-lru 'A B C D' 'E F A B'`.
     Trace {
@@ -84,6 +92,7 @@ pub fn main(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
             vectors,
         }) => trace(slots, &policy, &vectors),
         Some(Command::Plan(args)) => plan_command(&args),
+        Some(Command::Plot(args)) => plot_command(&args),
         None if distributed::wanted(&cli.run) => return distributed::main(&cli.run),
         None => synth(&cli.run),
     };

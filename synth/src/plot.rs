@@ -185,7 +185,7 @@ fn lower_bound_line(records: &[Record], xs: &[f64]) -> Option<Line> {
 }
 
 /// What was run, for the titles: the parameters other than the swept one that are the same in
-/// every record, as ` (N=64, vector size 16, ...)`, or nothing.
+/// every record, and the backend, as ` (N=64, vector size 16, ..., host backend)`, or nothing.
 fn context(first: &Record, records: &[Record], swept: &str) -> String {
     let constant = |name: &str| -> Option<f64> {
         if name == swept {
@@ -220,6 +220,9 @@ fn context(first: &Record, records: &[Record], swept: &str) -> String {
     }
     if let Some(o) = constant("oversub") {
         parts.push(format!("oversub {o}"));
+    }
+    if records.iter().all(|r| r.backend == first.backend) && !first.backend.is_empty() {
+        parts.push(format!("{} backend", first.backend));
     }
     if parts.is_empty() {
         String::new()

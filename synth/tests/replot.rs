@@ -1,0 +1,210 @@
+//! `memhc-synth plot`: the plots drawn again from records a real sweep saved with `--json`,
+//! for the slice `--where` selects, and a one-line error with exit code 2 for every kind of bad
+//! input.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests unwrap what must succeed
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn synth(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_memhc-synth"))
+        .args(args)
+        .env_remove("MEMHC_HOST_MEMORY")
+        .output()
+        .expect("the binary runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A fresh directory for one test's files.
+fn scratch(name: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("memhc-synth-replot-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs a small sweep over two tensor sizes and two repeated rates, lru in two modes, and
+/// returns its `--json` file.
+fn saved_sweep(dir: &Path) -> PathBuf {
+    let json = dir.join("sweep.json");
+    let o = synth(&[
+        "--vector-size",
+        "4",
+        "--vectors",
+        "4",
+        "--sweep",
+        "tensor-size=4,8",
+        "--sweep",
+        "repeat=0,1",
+        "--policy",
+        "lru",
+        "--mode",
+        "optimal,naive",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    json
+}
+
+/// The text elements of an SVG file.
+fn texts(path: &Path) -> Vec<String> {
+    let svg = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let body = &t[t.find('>')? + 1..];
+            Some(body[..body.find("</text>")?].trim().to_string())
+        })
+        .collect()
+}
+
+/// Checks that `o` failed with exit code 2, printed nothing, and said one line holding
+/// `needle`.
+fn one_line_error(o: &Output, needle: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "not one line: {err}");
+    assert!(err.contains(needle), "{needle:?} not in {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        o.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
+#[test]
+fn a_saved_sweep_is_plotted_for_the_slice_where_selects() {
+    let dir = scratch("slice");
+    let json = saved_sweep(&dir);
+    let out = dir.join("plots");
+    let (json_s, out_s) = (json.to_str().unwrap(), out.to_str().unwrap());
+
+    // Two tensor sizes share each series' x values: refused, with the --where to add.
+    let o = synth(&["plot", json_s, "--against", "repeat", "--out", out_s]);
+    one_line_error(&o, "--where tensor-size=VALUE");
+    assert!(!out.exists(), "a refused plot wrote files");
+
+    let o = synth(&[
+        "plot",
+        json_s,
+        "--against",
+        "repeat",
+        "--out",
+        out_s,
+        "--where",
+        "tensor-size=8",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let written: Vec<PathBuf> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(PathBuf::from)
+        .collect();
+    let stems: Vec<_> = written
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        stems,
+        [
+            "gflops-vs-repeat.svg",
+            "evictions-vs-repeat.svg",
+            "misses-vs-repeat.svg"
+        ]
+    );
+    let gflops = texts(&written[0]);
+    assert!(
+        gflops
+            .iter()
+            .any(|t| t.starts_with("GFLOPS against repeat (N=8")),
+        "{gflops:?}"
+    );
+    for series in ["lru/optimal", "lru/naive"] {
+        assert!(gflops.iter().any(|t| t == series), "{series}: {gflops:?}");
+    }
+
+    // A text filter narrows the series.
+    let o = synth(&[
+        "plot",
+        json_s,
+        "--against",
+        "repeat",
+        "--out",
+        out_s,
+        "--where",
+        "tensor-size=4",
+        "--where",
+        "mode=optimal",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let gflops = texts(&out.join("gflops-vs-repeat.svg"));
+    assert!(gflops.iter().any(|t| t.contains("(N=4")), "{gflops:?}");
+    assert!(gflops.iter().any(|t| t == "lru/optimal"), "{gflops:?}");
+    assert!(!gflops.iter().any(|t| t == "lru/naive"), "{gflops:?}");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_code_2() {
+    let dir = scratch("bad");
+    let json = saved_sweep(&dir);
+    let not_json = dir.join("notes.txt");
+    fs::write(&not_json, "not records").unwrap();
+    let out = dir.join("plots");
+    let (json_s, out_s) = (json.to_str().unwrap(), out.to_str().unwrap());
+    let missing = dir.join("missing.json");
+
+    let cases: [(Vec<&str>, &str); 6] = [
+        (
+            vec!["plot", missing.to_str().unwrap(), "--against", "repeat"],
+            "missing.json",
+        ),
+        (
+            vec!["plot", not_json.to_str().unwrap(), "--against", "repeat"],
+            "not the records of memhc-synth --json",
+        ),
+        (
+            vec!["plot", json_s, "--against", "colour"],
+            "--against colour: expected one of",
+        ),
+        (
+            vec!["plot", json_s, "--against", "repeat", "--where", "N=8"],
+            "--where N=8: expected KEY=VALUE",
+        ),
+        (
+            vec![
+                "plot",
+                json_s,
+                "--against",
+                "repeat",
+                "--where",
+                "repeat=all",
+            ],
+            "is not a number",
+        ),
+        (
+            vec![
+                "plot",
+                json_s,
+                "--against",
+                "repeat",
+                "--where",
+                "tensor-size=5",
+            ],
+            "no record is left to plot after --where tensor-size=5",
+        ),
+    ];
+    for (mut args, needle) in cases {
+        args.extend(["--out", out_s]);
+        one_line_error(&synth(&args), needle);
+    }
+    assert!(!out.exists(), "a refused plot wrote files");
+    fs::remove_dir_all(&dir).unwrap();
+}
