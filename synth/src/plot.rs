@@ -16,16 +16,13 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
 use crate::error::{Result, SynthError};
-use crate::record::Record;
+use crate::record::{PARAMETERS, Record};
 
 /// Width and height of every plot, in pixels.
 const SIZE: (u32, u32) = (960, 640);
 
 /// The label of the Belady lower bound in the misses plot.
 const LOWER_BOUND_LABEL: &str = "lower bound (belady)";
-
-/// The parameters `Record::parameter` knows, for error messages.
-const PARAMETERS: &str = "repeat, vector-size, tensor-size, oversub, vectors";
 
 /// One line of a plot: its legend label and its points, sorted by x.
 struct Line {
@@ -90,7 +87,8 @@ pub fn write_plots(dir: &Path, records: &[Record], swept: &str) -> Result<Vec<Pa
             r.parameter(swept).ok_or_else(|| {
                 SynthError::Usage(format!(
                     "--plot: cannot plot against `{swept}`: the records carry no such parameter \
-                     (plots draw one of {PARAMETERS}, with a value in every record)"
+                     (plots draw one of {}, with a value in every record)",
+                    PARAMETERS.join(", ")
                 ))
             })
         })

@@ -103,8 +103,12 @@ pub struct Record {
     pub max_rel_error: Option<f64>,
 }
 
+/// The parameters [`Record::parameter`] knows, by their command-line names.
+pub const PARAMETERS: [&str; 5] = ["repeat", "vector-size", "tensor-size", "oversub", "vectors"];
+
 impl Record {
-    /// The value of a swept parameter by its command-line name, for plots and tables.
+    /// The value of a swept parameter by its command-line name ([`PARAMETERS`]), for plots and
+    /// tables.
     pub fn parameter(&self, name: &str) -> Option<f64> {
         Some(match name {
             "repeat" => self.repeat,

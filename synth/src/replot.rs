@@ -10,10 +10,7 @@ use clap::Args;
 
 use crate::error::{Result, SynthError};
 use crate::plot;
-use crate::record::Record;
-
-/// The parameters that tell two records of one series apart, besides the plotted one.
-const PARAMETERS: [&str; 5] = ["tensor-size", "vector-size", "repeat", "oversub", "vectors"];
+use crate::record::{PARAMETERS, Record};
 
 /// The options of `memhc-synth plot`.
 #[derive(Debug, Args)]
