@@ -29,6 +29,13 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// `memhc-synth plot JSON --against repeat --out OUT` and then `extra`.
+fn plot_repeat(json: &str, out: &str, extra: &[&str]) -> Output {
+    let mut args = vec!["plot", json, "--against", "repeat", "--out", out];
+    args.extend(extra);
+    synth(&args)
+}
+
 /// Runs a small sweep over two tensor sizes and two repeated rates, lru in two modes, and
 /// returns its `--json` file.
 fn saved_sweep(dir: &Path) -> PathBuf {
@@ -88,20 +95,11 @@ fn a_saved_sweep_is_plotted_for_the_slice_where_selects() {
     let (json_s, out_s) = (json.to_str().unwrap(), out.to_str().unwrap());
 
     // Two tensor sizes share each series' x values: refused, with the --where to add.
-    let o = synth(&["plot", json_s, "--against", "repeat", "--out", out_s]);
+    let o = plot_repeat(json_s, out_s, &[]);
     one_line_error(&o, "--where tensor-size=VALUE");
     assert!(!out.exists(), "a refused plot wrote files");
 
-    let o = synth(&[
-        "plot",
-        json_s,
-        "--against",
-        "repeat",
-        "--out",
-        out_s,
-        "--where",
-        "tensor-size=8",
-    ]);
+    let o = plot_repeat(json_s, out_s, &["--where", "tensor-size=8"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let written: Vec<PathBuf> = String::from_utf8_lossy(&o.stdout)
         .lines()
@@ -131,18 +129,11 @@ fn a_saved_sweep_is_plotted_for_the_slice_where_selects() {
     }
 
     // A text filter narrows the series.
-    let o = synth(&[
-        "plot",
+    let o = plot_repeat(
         json_s,
-        "--against",
-        "repeat",
-        "--out",
         out_s,
-        "--where",
-        "tensor-size=4",
-        "--where",
-        "mode=optimal",
-    ]);
+        &["--where", "tensor-size=4", "--where", "mode=optimal"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let gflops = texts(&out.join("gflops-vs-repeat.svg"));
     assert!(gflops.iter().any(|t| t.contains("(N=4")), "{gflops:?}");
