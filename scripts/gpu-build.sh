@@ -9,8 +9,9 @@
 #   BEFORE=REV scripts/gpu-build.sh # also memhc-synth as of commit REV, as
 #                                   # gpu-bin/memhc-synth-before (gpu-run.sh's compare stage)
 #
-# Besides memhc-synth it builds memhc-synth-mimalloc, the same source with mimalloc as the
-# process's allocator (the `mimalloc` feature), for the compare stage.
+# Besides memhc-synth (mimalloc as the process's allocator: its default `mimalloc` feature) it
+# builds memhc-synth-glibc, the same source with the system's allocator
+# (`--no-default-features`), for the compare stage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,9 +49,9 @@ cargo bench -p memhc-cuda --no-run --message-format=json \
 echo "building memhc-synth ..." >&2
 cargo build --release -p memhc-synth --features cuda
 cp "${CARGO_TARGET_DIR:-target}/release/memhc-synth" "$out/memhc-synth"
-echo "building memhc-synth with mimalloc ..." >&2
-cargo build --release -p memhc-synth --features cuda,mimalloc
-cp "${CARGO_TARGET_DIR:-target}/release/memhc-synth" "$out/memhc-synth-mimalloc"
+echo "building memhc-synth with the system's allocator ..." >&2
+cargo build --release -p memhc-synth --no-default-features --features cuda
+cp "${CARGO_TARGET_DIR:-target}/release/memhc-synth" "$out/memhc-synth-glibc"
 
 if [ -n "${BEFORE:-}" ]; then
     rev=$(git rev-parse --verify "$BEFORE^{commit}")

@@ -23,8 +23,8 @@
 #                a Table 1 point, optimal and naive: where a run's wall time goes
 #   cpu          host CPU time against device compute time per contraction, N = 128 and 384
 #   compare      gpu-bin/memhc-synth-before (an older build: BEFORE=REV scripts/gpu-build.sh),
-#                gpu-bin/memhc-synth and gpu-bin/memhc-synth-mimalloc (mimalloc as the
-#                allocator), those present, at one Fig. 7 point (N = 384, vector size 16,
+#                gpu-bin/memhc-synth-glibc (the system's allocator) and gpu-bin/memhc-synth
+#                (mimalloc), those present, at one Fig. 7 point (N = 384, vector size 16,
 #                repeated rate 0.5; $SYNTH_RUNS runs) and one oversubscribed Table 1 point
 #                (lru and belady, one run: each is long), in one run
 #   synth-vsize  memhc-synth at the Fig. 7 points of vector size (1 to 32, repeated rate 1)
@@ -33,7 +33,9 @@
 #                oversubscription 0.5; vector size 64 at oversubscription 0.5, 1 and 1.5; vector
 #                size 64 at repeated rates 0.25-1 (the criterion `tables` stage times the same
 #                points at 20 vectors, far longer)
-#   all          check limits contraction synth synth-vsize fig7 tables
+#   all          check limits contraction synth synth-vsize fig7 tables (synth-tables runs the
+#                points of the criterion `tables` stage through memhc-synth, so `all` leaves it
+#                out)
 #
 # Every step runs under a time limit ($STEP_TIMEOUT seconds, default 150; a step that hits it
 # records exit status 124). The folder is $RESULTS (default: $OUT/results if $OUT is set, else
@@ -187,15 +189,15 @@ for stage in "$@"; do
             python3 scripts/per-contraction.py "$dir/cpu.json" | tee "$dir/cpu-per-contraction.md" ;;
         compare)
             # Before and after a change, in one run: gpu-bin/memhc-synth-before (an older
-            # build: BEFORE=REV scripts/gpu-build.sh) and gpu-bin/memhc-synth, at one Fig. 7
-            # point.
-            for b in memhc-synth-before memhc-synth memhc-synth-mimalloc; do
+            # build: BEFORE=REV scripts/gpu-build.sh), this build on the system's allocator and
+            # this build as shipped, at a Fig. 7 point and a Table 1 point.
+            for b in memhc-synth-before memhc-synth-glibc memhc-synth; do
                 [ -x "$bin/$b" ] || { echo "gpu-run: no $bin/$b" >&2; continue; }
                 step "compare-$b" "$bin/$b" --backend cuda --tensor-size 384 --vector-size 16 \
                     --vectors "$vectors" --repeat 0.5 --mode optimal,naive,unified \
                     --runs "$runs" --json "$dir/compare-$b.json"
             done
-            for b in memhc-synth-before memhc-synth memhc-synth-mimalloc; do
+            for b in memhc-synth-before memhc-synth-glibc memhc-synth; do
                 [ -x "$bin/$b" ] || continue
                 step "compare-table1-$b" "$bin/$b" --backend cuda --tensor-size 384 \
                     --vector-size 32 --vectors "$vectors" --repeat 0.5 --oversub 0.5 \

@@ -23,7 +23,7 @@
 //!
 //! The bench runs under mimalloc, the allocator memhc-synth and memhc ship with (their
 //! `mimalloc` feature): the release of a run's objects frees their host data, and glibc's
-//! malloc made the cost 13-21% higher at 256,000 contractions
+//! malloc made the cost 14-26% higher at 256,000 contractions
 //! (docs/results/2026-11-26-overhead/overhead-mimalloc-experiment.md). A program that embeds
 //! memhc brings its own allocator.
 
