@@ -9,8 +9,9 @@
 //! This crate is the command line ([`app`], with the options runs and plans share in [`args`]
 //! and the `plan` subcommand in [`planning`]), the choice of backend ([`device`], where the GPU
 //! backends come in through the `cuda` and `rocm` features), and the presentation of results
-//! ([`record`], [`report`], [`plot`], and [`replot`]: the plots drawn again from saved records). The workload, its files and the runner are
-//! `memhc-workload`'s, re-exported here under the paths this crate always had.
+//! ([`record`], [`report`], [`plot`], and [`replot`]: the plots drawn again from saved
+//! records). The workload, its files and the runner are `memhc-workload`'s, re-exported here
+//! under the paths this crate always had.
 
 pub mod app;
 pub mod args;

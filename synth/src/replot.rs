@@ -7,25 +7,33 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use clap::builder::PossibleValuesParser;
 
 use crate::error::{Result, SynthError};
 use crate::plot;
 use crate::record::{PARAMETERS, Record};
+
+/// The `--where` keys with a number (or `none`) for a value, beyond the plottable
+/// [`PARAMETERS`].
+const NUMBERS: [&str; 3] = ["seed", "budget", "reuse-tolerance"];
+
+/// The `--where` keys with a word for a value.
+const WORDS: [&str; 5] = ["policy", "mode", "alloc", "backend", "dist"];
 
 /// The options of `memhc-synth plot`.
 #[derive(Debug, Args)]
 pub struct PlotArgs {
     /// The records: a JSON file that `--json` wrote.
     records: PathBuf,
-    /// The parameter on the x axis: repeat, vector-size, tensor-size, oversub or vectors.
-    #[arg(long)]
+    /// The parameter on the x axis.
+    #[arg(long, value_parser = PossibleValuesParser::new(PARAMETERS))]
     against: String,
     /// The directory to write the SVG files into (created if needed).
     #[arg(long)]
     out: PathBuf,
-    /// Keep only the records with this value: `tensor-size=384`, `policy=lru`,
-    /// `mode=optimal` (any parameter above, or policy, mode, alloc, backend). Repeat to narrow
-    /// further.
+    /// Keep only the records with this value: `tensor-size=384`, `mode=optimal`,
+    /// `oversub=none` (a budget given in bytes). Keys: the parameters of --against, seed,
+    /// budget, reuse-tolerance, policy, mode, alloc, backend, dist. Repeat to narrow further.
     #[arg(long = "where", value_name = "KEY=VALUE")]
     filters: Vec<String>,
 }
@@ -33,48 +41,73 @@ pub struct PlotArgs {
 /// One `--where` condition.
 #[derive(Debug, PartialEq)]
 enum Filter {
-    /// A numeric parameter ([`Record::parameter`]) equal to the value.
-    Number(String, f64),
-    /// A text field (policy, mode, alloc, backend) equal to the value.
-    Text(String, String),
+    /// A numeric field equal to the value (`None`: the record has none, as `oversub` of a run
+    /// given a budget in bytes).
+    Number(String, Option<f64>),
+    /// A text field equal to the value.
+    Word(String, String),
 }
 
 impl Filter {
     fn parse(s: &str) -> Result<Self> {
         let usage = || {
             SynthError::Usage(format!(
-                "--where {s}: expected KEY=VALUE with KEY one of {}, policy, mode, alloc, backend",
-                PARAMETERS.join(", ")
+                "--where {s}: expected KEY=VALUE with KEY one of {}, {}, {}",
+                PARAMETERS.join(", "),
+                NUMBERS.join(", "),
+                WORDS.join(", ")
             ))
         };
         let (key, value) = s.split_once('=').ok_or_else(usage)?;
         let (key, value) = (key.trim(), value.trim());
-        if ["policy", "mode", "alloc", "backend"].contains(&key) {
-            return Ok(Filter::Text(key.into(), value.into()));
+        if WORDS.contains(&key) {
+            return Ok(Filter::Word(key.into(), value.into()));
         }
-        if !PARAMETERS.contains(&key) {
+        if !PARAMETERS.contains(&key) && !NUMBERS.contains(&key) {
             return Err(usage());
         }
-        let number = value
-            .parse::<f64>()
-            .map_err(|_| SynthError::Usage(format!("--where {s}: `{value}` is not a number")))?;
-        Ok(Filter::Number(key.into(), number))
+        if value == "none" {
+            return Ok(Filter::Number(key.into(), None));
+        }
+        match value.parse::<f64>() {
+            Ok(v) if v.is_finite() => Ok(Filter::Number(key.into(), Some(v))),
+            _ => Err(SynthError::Usage(format!(
+                "--where {s}: `{value}` is not a finite number (or `none`)"
+            ))),
+        }
     }
 
     fn keeps(&self, r: &Record) -> bool {
         match self {
-            Filter::Number(key, v) => r.parameter(key).is_some_and(|x| same(x, *v)),
-            Filter::Text(key, v) => {
-                let field = match key.as_str() {
-                    "policy" => &r.policy,
-                    "mode" => &r.mode,
-                    "alloc" => &r.alloc,
-                    _ => &r.backend,
-                };
-                field == v
-            }
+            Filter::Number(key, v) => match (number(r, key), v) {
+                (Some(x), Some(v)) => same(x, *v),
+                (x, v) => x.is_none() && v.is_none(),
+            },
+            Filter::Word(key, v) => word(r, key) == Some(v.as_str()),
         }
     }
+}
+
+/// A record's numeric field by its `--where` key.
+fn number(r: &Record, key: &str) -> Option<f64> {
+    match key {
+        "seed" => Some(r.seed as f64),
+        "budget" => Some(r.budget as f64),
+        "reuse-tolerance" => Some(f64::from(r.reuse_tolerance_percent)),
+        _ => r.parameter(key),
+    }
+}
+
+/// A record's text field by its `--where` key.
+fn word<'r>(r: &'r Record, key: &str) -> Option<&'r str> {
+    Some(match key {
+        "policy" => &r.policy,
+        "mode" => &r.mode,
+        "alloc" => &r.alloc,
+        "backend" => &r.backend,
+        "dist" => &r.dist,
+        _ => return None,
+    })
 }
 
 /// Equal as parameters are: `0.125` written by one run and typed by a user.
@@ -82,24 +115,16 @@ fn same(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
 }
 
-/// Runs `memhc-synth plot`: reads the records, keeps those every filter keeps, checks that each
-/// series has one record per x value, writes the plots and prints their paths.
+/// Runs `memhc-synth plot`: reads the records, keeps those every filter keeps, checks that
+/// each series has one record per x value, writes the plots and prints their paths.
 ///
 /// # Errors
 ///
 /// [`SynthError::Io`] when the file cannot be read or a plot cannot be written;
-/// [`SynthError::Usage`] when `--against` names no parameter, the file is not a list of
-/// records, a filter is malformed, no
-/// record is left, or a series has two records at one x that differ in another parameter
-/// (with the `--where` that would separate them).
+/// [`SynthError::Usage`] when the file is not a list of records, a filter is malformed, no
+/// record is left, a record has no value for `--against`, or a series has two records at one
+/// x value (naming the field that tells them apart, and the `--where` that selects one).
 pub fn plot_command(a: &PlotArgs) -> Result<()> {
-    if !PARAMETERS.contains(&a.against.as_str()) {
-        return Err(SynthError::Usage(format!(
-            "--against {}: expected one of {}",
-            a.against,
-            PARAMETERS.join(", ")
-        )));
-    }
     let filters = a
         .filters
         .iter()
@@ -120,6 +145,17 @@ pub fn plot_command(a: &PlotArgs) -> Result<()> {
             }
         )));
     }
+    let without = records
+        .iter()
+        .filter(|r| r.parameter(&a.against).is_none())
+        .count();
+    if without > 0 {
+        return Err(SynthError::Usage(format!(
+            "--against {}: {without} of the records have no {} (runs given a budget in bytes \
+             have no oversubscription rate); leave them out with --where {}=VALUE",
+            a.against, a.against, a.against
+        )));
+    }
     check_one_per_point(&records, &a.against)?;
     for path in plot::write_plots(&a.out, &records, &a.against)? {
         println!("{}", path.display());
@@ -137,40 +173,44 @@ fn read_records(path: &Path) -> Result<Vec<Record>> {
     })
 }
 
-/// Two records of one series at one x would draw a zigzag: name the parameter that separates
-/// them.
+/// Two records of one series at one x would draw a zigzag: name the field that separates them.
 fn check_one_per_point(records: &[Record], against: &str) -> Result<()> {
-    for (i, r) in records.iter().enumerate() {
-        let Some(x) = r.parameter(against) else {
-            // write_plots names the record without it.
+    let points: Vec<(String, Option<f64>)> = records
+        .iter()
+        .map(|r| (r.series(), r.parameter(against)))
+        .collect();
+    for (i, (series, x)) in points.iter().enumerate() {
+        let Some(j) = points[..i]
+            .iter()
+            .position(|(s, y)| s == series && matches!((x, y), (Some(x), Some(y)) if same(*x, *y)))
+        else {
             continue;
         };
-        let twin = records[..i]
-            .iter()
-            .find(|o| o.series() == r.series() && o.parameter(against).is_some_and(|y| same(x, y)));
-        if let Some(o) = twin {
-            let differs = PARAMETERS
-                .iter()
-                .find(|p| **p != against && o.parameter(p) != r.parameter(p));
-            return Err(SynthError::Usage(match differs {
-                Some(p) => format!(
-                    "series {} has two records at {against} = {x} ({p} {} and {}): choose one \
-                     with --where {p}=VALUE",
-                    r.series(),
-                    show(o.parameter(p)),
-                    show(r.parameter(p)),
-                ),
-                None => format!(
-                    "series {} has two records at {against} = {x} that no parameter tells \
-                     apart (two runs of one sweep in one file?)",
-                    r.series()
-                ),
-            }));
-        }
+        let (r, o) = (&records[i], &records[j]);
+        let x = x.unwrap_or_default();
+        let numbers = PARAMETERS.iter().chain(&NUMBERS).filter(|k| **k != against);
+        let differs = numbers
+            .map(|k| (*k, show(number(o, k)), show(number(r, k))))
+            .chain(WORDS.iter().map(|k| {
+                let text = |rec| word(rec, k).unwrap_or_default().to_string();
+                (*k, text(o), text(r))
+            }))
+            .find(|(_, a, b)| a != b);
+        return Err(SynthError::Usage(match differs {
+            Some((k, a, b)) => format!(
+                "series {series} has two records at {against} = {x} ({k} {a} and {b}): choose \
+                 one with --where {k}=VALUE"
+            ),
+            None => format!(
+                "series {series} has two records at {against} = {x} that no field tells apart \
+                 (two runs of one sweep in one file?)"
+            ),
+        }));
     }
     Ok(())
 }
 
+/// A numeric field as `--where` takes it.
 fn show(v: Option<f64>) -> String {
     v.map_or_else(|| "none".into(), |x| x.to_string())
 }
@@ -180,16 +220,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn filters_parse_numbers_and_text_and_refuse_the_rest() {
+    fn filters_parse_numbers_words_and_none_and_refuse_the_rest() {
         assert_eq!(
             Filter::parse("tensor-size=384").ok(),
-            Some(Filter::Number("tensor-size".into(), 384.0))
+            Some(Filter::Number("tensor-size".into(), Some(384.0)))
+        );
+        assert_eq!(
+            Filter::parse("oversub=none").ok(),
+            Some(Filter::Number("oversub".into(), None))
         );
         assert_eq!(
             Filter::parse(" mode = optimal").ok(),
-            Some(Filter::Text("mode".into(), "optimal".into()))
+            Some(Filter::Word("mode".into(), "optimal".into()))
         );
-        for bad in ["tensor-size", "colour=red", "repeat=half"] {
+        for bad in [
+            "tensor-size",
+            "colour=red",
+            "repeat=half",
+            "repeat=nan",
+            "seed=inf",
+        ] {
             assert!(
                 matches!(Filter::parse(bad), Err(SynthError::Usage(_))),
                 "{bad}"

@@ -163,7 +163,7 @@ fn bad_input_is_one_line_and_exit_code_2() {
         ),
         (
             vec!["plot", json_s, "--against", "colour"],
-            "--against colour: expected one of",
+            "invalid value 'colour' for '--against",
         ),
         (
             vec!["plot", json_s, "--against", "repeat", "--where", "N=8"],
@@ -178,7 +178,7 @@ fn bad_input_is_one_line_and_exit_code_2() {
                 "--where",
                 "repeat=all",
             ],
-            "is not a number",
+            "is not a finite number",
         ),
         (
             vec![
@@ -197,5 +197,112 @@ fn bad_input_is_one_line_and_exit_code_2() {
         one_line_error(&synth(&args), needle);
     }
     assert!(!out.exists(), "a refused plot wrote files");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Writes `records` as a JSON file in `dir`.
+fn write_records(dir: &Path, name: &str, records: &[serde_json::Value]) -> PathBuf {
+    let path = dir.join(name);
+    fs::write(&path, serde_json::to_string(records).unwrap()).unwrap();
+    path
+}
+
+fn read_records(path: &Path) -> Vec<serde_json::Value> {
+    serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn records_told_apart_by_any_field_name_it_and_where_selects_them() {
+    let dir = scratch("fields");
+    let out = dir.join("plots");
+    let out_s = out.to_str().unwrap();
+    let saved = read_records(&saved_sweep(&dir));
+
+    // The same sweep twice, once as if on another backend: told apart by the backend alone.
+    let mut two: Vec<serde_json::Value> = saved.clone();
+    two.extend(saved.iter().cloned().map(|mut r| {
+        r["backend"] = "cuda".into();
+        r
+    }));
+    let mixed = write_records(&dir, "two-backends.json", &two);
+    let mixed_s = mixed.to_str().unwrap();
+    let o = plot_repeat(mixed_s, out_s, &["--where", "tensor-size=4"]);
+    one_line_error(
+        &o,
+        "(backend host and cuda): choose one with --where backend=VALUE",
+    );
+    let o = plot_repeat(
+        mixed_s,
+        out_s,
+        &["--where", "tensor-size=4", "--where", "backend=cuda"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let title = texts(&out.join("gflops-vs-repeat.svg"));
+    assert!(
+        title.iter().any(|t| t.ends_with("cuda backend)")),
+        "{title:?}"
+    );
+
+    // Exactly the same records twice: nothing tells them apart.
+    let mut twice = saved.clone();
+    twice.extend(saved.iter().cloned());
+    let doubled = write_records(&dir, "twice.json", &twice);
+    let o = plot_repeat(
+        doubled.to_str().unwrap(),
+        out_s,
+        &["--where", "tensor-size=4"],
+    );
+    one_line_error(&o, "that no field tells apart");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn runs_given_a_budget_in_bytes_are_selected_with_oversub_none() {
+    let dir = scratch("budget");
+    let out = dir.join("plots");
+    let out_s = out.to_str().unwrap();
+    let run = |extra: &[&str], name: &str| {
+        let json = dir.join(name);
+        let mut args = vec![
+            "--tensor-size",
+            "4",
+            "--vector-size",
+            "4",
+            "--vectors",
+            "4",
+            "--sweep",
+            "repeat=0,1",
+            "--policy",
+            "lru",
+            "--mode",
+            "optimal",
+            "--json",
+            json.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        let o = synth(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        read_records(&json)
+    };
+    let mut records = run(&["--budget", "60000"], "budget.json");
+    assert!(records.iter().all(|r| r["oversub"].is_null()));
+    records.extend(run(&["--oversub", "0.5"], "oversub.json"));
+    let mixed = write_records(&dir, "mixed.json", &records);
+    let mixed_s = mixed.to_str().unwrap();
+
+    let o = plot_repeat(mixed_s, out_s, &[]);
+    one_line_error(
+        &o,
+        "(oversub none and 0.5): choose one with --where oversub=VALUE",
+    );
+    let o = synth(&["plot", mixed_s, "--against", "oversub", "--out", out_s]);
+    one_line_error(&o, "--against oversub: 2 of the records have no oversub");
+
+    let o = plot_repeat(mixed_s, out_s, &["--where", "oversub=none"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = plot_repeat(mixed_s, out_s, &["--where", "oversub=0.5"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let title = texts(&out.join("gflops-vs-repeat.svg"));
+    assert!(title.iter().any(|t| t.contains("oversub 0.5")), "{title:?}");
     fs::remove_dir_all(&dir).unwrap();
 }
