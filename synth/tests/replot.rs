@@ -36,6 +36,13 @@ fn plot_repeat(json: &str, out: &str, extra: &[&str]) -> Output {
     synth(&args)
 }
 
+/// `plot_repeat` that must succeed; returns the text of the GFLOPS plot it wrote.
+fn plotted_gflops(json: &str, out: &str, extra: &[&str]) -> Vec<String> {
+    let o = plot_repeat(json, out, extra);
+    assert!(o.status.success(), "{}", stderr(&o));
+    texts(&Path::new(out).join("gflops-vs-repeat.svg"))
+}
+
 /// Runs a small sweep over two tensor sizes and two repeated rates, lru in two modes, and
 /// returns its `--json` file.
 fn saved_sweep(dir: &Path) -> PathBuf {
@@ -129,13 +136,11 @@ fn a_saved_sweep_is_plotted_for_the_slice_where_selects() {
     }
 
     // A text filter narrows the series.
-    let o = plot_repeat(
+    let gflops = plotted_gflops(
         json_s,
         out_s,
         &["--where", "tensor-size=4", "--where", "mode=optimal"],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let gflops = texts(&out.join("gflops-vs-repeat.svg"));
     assert!(gflops.iter().any(|t| t.contains("(N=4")), "{gflops:?}");
     assert!(gflops.iter().any(|t| t == "lru/optimal"), "{gflops:?}");
     assert!(!gflops.iter().any(|t| t == "lru/naive"), "{gflops:?}");
@@ -231,13 +236,11 @@ fn records_told_apart_by_any_field_name_it_and_where_selects_them() {
         &o,
         "(backend host and cuda): choose one with --where backend=VALUE",
     );
-    let o = plot_repeat(
+    let title = plotted_gflops(
         mixed_s,
         out_s,
         &["--where", "tensor-size=4", "--where", "backend=cuda"],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let title = texts(&out.join("gflops-vs-repeat.svg"));
     assert!(
         title.iter().any(|t| t.ends_with("cuda backend)")),
         "{title:?}"
@@ -298,11 +301,8 @@ fn runs_given_a_budget_in_bytes_are_selected_with_oversub_none() {
     let o = synth(&["plot", mixed_s, "--against", "oversub", "--out", out_s]);
     one_line_error(&o, "--against oversub: 2 of the records have no oversub");
 
-    let o = plot_repeat(mixed_s, out_s, &["--where", "oversub=none"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let o = plot_repeat(mixed_s, out_s, &["--where", "oversub=0.5"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let title = texts(&out.join("gflops-vs-repeat.svg"));
+    plotted_gflops(mixed_s, out_s, &["--where", "oversub=none"]);
+    let title = plotted_gflops(mixed_s, out_s, &["--where", "oversub=0.5"]);
     assert!(title.iter().any(|t| t.contains("oversub 0.5")), "{title:?}");
     fs::remove_dir_all(&dir).unwrap();
 }
