@@ -5,7 +5,10 @@
 //! * `contraction/N=<n>`: one meson4x4 contraction (16 output spins, 64 products, batch 64) by
 //!   the hadron engine (`layered`, `temporaries`) against one `cublasZgemmStridedBatched` of
 //!   the same 64 products (`zgemm-strided`). MemHC Fig. 10b: 0.614-0.948 of cuBLAS, mean
-//!   0.736; our target is >= 0.95.
+//!   0.736; our target is >= 0.95. `zgemm-strided-x4` issues what `layered` issues, without
+//!   the runtime: four strided calls of 16 products into the same 16 outputs, the last three
+//!   accumulating. Its gap to `zgemm-strided` is the cost of four calls instead of one; the gap
+//!   from it to `layered` is the runtime's own.
 //! * `fig7/N=<n>/vsize=<v>/repeat=<r>`: the synthetic workload end to end, `optimal` against
 //!   `naive` and `unified` (managed memory), at the points of MemHC Fig. 7 (N = 384 and 192,
 //!   vector size 16 with repeated rate 0 to 1; vector sizes 1 to 32 at repeated rate 1).
@@ -105,6 +108,28 @@ fn contraction(c: &mut Criterion) {
             group.bench_function("zgemm-strided", |bench| {
                 bench.iter(|| {
                     b.gemm_strided_batched(&stream, &gemm, &batch).unwrap();
+                    b.stream_synchronize(&stream).unwrap();
+                })
+            });
+            // Four layers of 16 products each, as `layered` issues them: layer `l` multiplies
+            // products 16 l .. 16 l + 15 into outputs 0 .. 15, accumulating after the first.
+            let layer = |l: usize| StridedBatch {
+                a: DeviceRef::new(&ab, 16 * l * e),
+                stride_a: e,
+                b: DeviceRef::new(&bb, 16 * l * e),
+                stride_b: e,
+                c: DeviceRef::new(&cb, 0),
+                stride_c: e,
+                count: 16,
+            };
+            let layers: Vec<_> = (0..4).map(layer).collect();
+            let accumulate = gemm.with_beta(num_complex::Complex64::new(1.0, 0.0));
+            group.bench_function("zgemm-strided-x4", |bench| {
+                bench.iter(|| {
+                    for (l, batch) in layers.iter().enumerate() {
+                        let shape = if l == 0 { &gemm } else { &accumulate };
+                        b.gemm_strided_batched(&stream, shape, batch).unwrap();
+                    }
                     b.stream_synchronize(&stream).unwrap();
                 })
             });
