@@ -191,13 +191,14 @@ for stage in "$@"; do
             # Before and after a change, in one run: gpu-bin/memhc-synth-before (an older
             # build: BEFORE=REV scripts/gpu-build.sh), this build on the system's allocator and
             # this build as shipped, at a Fig. 7 point and a Table 1 point.
-            for b in memhc-synth-before memhc-synth-glibc memhc-synth; do
+            builds="memhc-synth-before memhc-synth-glibc memhc-synth"
+            for b in $builds; do
                 [ -x "$bin/$b" ] || { echo "gpu-run: no $bin/$b" >&2; continue; }
                 step "compare-$b" "$bin/$b" --backend cuda --tensor-size 384 --vector-size 16 \
                     --vectors "$vectors" --repeat 0.5 --mode optimal,naive,unified \
                     --runs "$runs" --json "$dir/compare-$b.json"
             done
-            for b in memhc-synth-before memhc-synth-glibc memhc-synth; do
+            for b in $builds; do
                 [ -x "$bin/$b" ] || continue
                 step "compare-table1-$b" "$bin/$b" --backend cuda --tensor-size 384 \
                     --vector-size 32 --vectors "$vectors" --repeat 0.5 --oversub 0.5 \

@@ -7,9 +7,9 @@
 //! and last use; a node is released right after its last use unless it is a result.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
-use std::sync::Arc;
 
 use hadron::{HadronError, HadronNode, MatrixView, NodeShape, Plan, SpinMapping, TracePairs};
 

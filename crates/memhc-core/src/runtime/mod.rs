@@ -277,43 +277,44 @@ impl<B: Backend> Runtime<B> {
 
     /// Registers host data as a host-backed object of `layout` (components back to back).
     pub fn register(&mut self, data: Vec<Complex64>, layout: Layout) -> Result<ObjectId> {
-        let id = ObjectId::from_index(self.next_id);
-        check_len(id, &layout, data.len())?;
-        self.next_id += 1;
-        self.cache.reserve(id);
-        self.policy.on_register(id);
-        let bytes = layout.bytes();
-        self.events
-            .note(EventKind::Register, Some(id), None, bytes, None);
-        self.objects.insert(
-            id,
-            Entry {
-                kind: ObjectKind::HostBacked,
-                layout,
-                life: Lifecycle::registered(data, &mut self.transitions),
-            },
-        );
-        Ok(id)
+        check_len(ObjectId::from_index(self.next_id), &layout, data.len())?;
+        Ok(
+            self.make(EventKind::Register, ObjectKind::HostBacked, layout, |log| {
+                Lifecycle::registered(data, log)
+            }),
+        )
     }
 
     /// Creates a GPU-only object of `layout`. It holds no value, and uses no memory, until a
     /// launch writes it.
     pub fn create(&mut self, layout: Layout) -> Result<ObjectId> {
+        Ok(self.make(
+            EventKind::Create,
+            ObjectKind::GpuOnly,
+            layout,
+            Lifecycle::created,
+        ))
+    }
+
+    /// Makes the next object: its id, room for it in the per-object tables (the element
+    /// cache's and the policy's, so that the launch that makes it resident grows none), its
+    /// event, and its entry with the lifecycle `life` starts it in.
+    fn make(
+        &mut self,
+        event: EventKind,
+        kind: ObjectKind,
+        layout: Layout,
+        life: impl FnOnce(&mut TransitionLog) -> Lifecycle,
+    ) -> ObjectId {
         let id = ObjectId::from_index(self.next_id);
         self.next_id += 1;
         self.cache.reserve(id);
         self.policy.on_register(id);
         self.events
-            .note(EventKind::Create, Some(id), None, layout.bytes(), None);
-        self.objects.insert(
-            id,
-            Entry {
-                kind: ObjectKind::GpuOnly,
-                layout,
-                life: Lifecycle::created(&mut self.transitions),
-            },
-        );
-        Ok(id)
+            .note(event, Some(id), None, layout.bytes(), None);
+        let life = life(&mut self.transitions);
+        self.objects.insert(id, Entry { kind, layout, life });
+        id
     }
 
     fn entry(&self, id: ObjectId) -> Result<&Entry> {
