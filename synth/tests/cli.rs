@@ -4,51 +4,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests unwrap what must succeed
 
+mod common;
+
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
-fn synth(args: &[&str]) -> Output {
-    synth_with(args, &[])
-}
-
-/// The binary with environment variables set (`MEMHC_HOST_MEMORY` unset unless given).
-fn synth_with(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memhc-synth"));
-    cmd.args(args).env_remove("MEMHC_HOST_MEMORY");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd.output().expect("the binary runs")
-}
-
-/// Checks that `o` failed with exit code 2 and one line on stderr that contains `needle`.
-fn one_line_error(o: &Output, code: i32, needle: &str, what: &str) {
-    let err = stderr(o);
-    assert_eq!(o.status.code(), Some(code), "{what}: {err}");
-    assert_eq!(
-        err.trim_end().lines().count(),
-        1,
-        "{what}: not one line: {err}"
-    );
-    assert!(err.contains(needle), "{what}: {err}");
-    assert!(!err.contains("panicked"), "{what}: {err}");
-    assert!(stdout(o).is_empty(), "{what}: printed {}", stdout(o));
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{one_line_error, stderr, stdout, synth, synth_with};
 
 /// A fresh directory for one test's files.
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("memhc-synth-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("cli", name)
 }
 
 const SMALL: &[&str] = &["--tensor-size", "4", "--vector-size", "4", "--vectors", "6"];

@@ -4,29 +4,17 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests unwrap what must succeed
 
+mod common;
+
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn synth(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_memhc-synth"))
-        .args(args)
-        .env_remove("MEMHC_HOST_MEMORY")
-        .output()
-        .expect("the binary runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{stderr, synth};
 
 /// A fresh directory for one test's files.
 fn scratch(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("memhc-synth-replot-{}-{name}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("replot", name)
 }
 
 /// `memhc-synth plot JSON --against repeat --out OUT` and then `extra`.
@@ -82,16 +70,7 @@ fn texts(path: &Path) -> Vec<String> {
 /// Checks that `o` failed with exit code 2, printed nothing, and said one line holding
 /// `needle`.
 fn one_line_error(o: &Output, needle: &str) {
-    let err = stderr(o);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "not one line: {err}");
-    assert!(err.contains(needle), "{needle:?} not in {err}");
-    assert!(!err.contains("panicked"), "{err}");
-    assert!(
-        o.stdout.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&o.stdout)
-    );
+    common::one_line_error(o, 2, needle, "plot");
 }
 
 #[test]
