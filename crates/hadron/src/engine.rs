@@ -21,7 +21,6 @@
 //! to zero. Row-major data meets column-major BLAS in one place: [`crate::rowmajor`].
 
 use memhc_core::backend::gemm::{GeamShape, GemmItem, GemmShape, StridedBatch};
-use memhc_core::policy::IdTable;
 use memhc_core::{Access, Backend, Complex64, Launch, Layout, ObjectId, Runtime};
 use smallvec::SmallVec;
 
@@ -30,6 +29,7 @@ use crate::error::{HadronError, Result};
 use crate::mapping::{Layer, Term};
 use crate::node::{HadronNode, NodeShape};
 use crate::rowmajor::{RowMajorProduct, trace_row_item, trace_row_shape};
+use crate::shapes::ShapeTable;
 use crate::trace::TracePairs;
 use crate::view::MatrixView;
 
@@ -47,7 +47,7 @@ pub enum Accumulation {
 #[derive(Debug)]
 pub struct Engine<B: Backend> {
     rt: Runtime<B>,
-    shapes: IdTable<NodeShape>,
+    shapes: ShapeTable,
     accumulation: Accumulation,
 }
 
@@ -84,7 +84,7 @@ impl<B: Backend> Engine<B> {
     pub fn new(rt: Runtime<B>) -> Self {
         Engine {
             rt,
-            shapes: IdTable::default(),
+            shapes: ShapeTable::default(),
             accumulation: Accumulation::default(),
         }
     }
@@ -114,20 +114,30 @@ impl<B: Backend> Engine<B> {
     pub fn register(&mut self, node: HadronNode) -> Result<ObjectId> {
         let shape = node.shape();
         let id = self.rt.register(node.into_vec(), shape.layout()?)?;
-        self.shapes.insert(id, shape);
-        Ok(id)
+        self.note_shape(id, shape)
     }
 
     /// Creates a GPU-only node of `shape` with no value yet.
     pub fn create(&mut self, shape: NodeShape) -> Result<ObjectId> {
         let id = self.rt.create(shape.layout()?)?;
-        self.shapes.insert(id, shape);
-        Ok(id)
+        self.note_shape(id, shape)
+    }
+
+    /// Notes the shape of the node just made as `id`; if the table cannot (more distinct
+    /// shapes than a `u32` counts), the node is released again and the call fails.
+    fn note_shape(&mut self, id: ObjectId, shape: NodeShape) -> Result<ObjectId> {
+        if self.shapes.insert(id, shape).is_some() {
+            return Ok(id);
+        }
+        self.rt.release(id)?;
+        Err(HadronError::BadNode(
+            "more distinct node shapes than an engine can hold (2^32 - 1)".to_owned(),
+        ))
     }
 
     /// The shape of a node of this engine.
     pub fn shape(&self, id: ObjectId) -> Result<&NodeShape> {
-        self.shapes.get(&id).ok_or(HadronError::UnknownNode(id))
+        self.shapes.get(id).ok_or(HadronError::UnknownNode(id))
     }
 
     /// Validates a contraction and works out its sizes.
@@ -326,7 +336,7 @@ impl<B: Backend> Engine<B> {
     pub fn take(&mut self, id: ObjectId) -> Result<HadronNode> {
         let shape = self.shape(id)?.clone();
         let data = self.rt.take(id)?;
-        self.shapes.remove(&id);
+        self.shapes.remove(id);
         HadronNode::from_vec(&shape, data)
     }
 
@@ -334,7 +344,7 @@ impl<B: Backend> Engine<B> {
     pub fn release(&mut self, id: ObjectId) -> Result<()> {
         self.shape(id)?;
         self.rt.release(id)?;
-        self.shapes.remove(&id);
+        self.shapes.remove(id);
         Ok(())
     }
 

@@ -51,6 +51,7 @@ pub mod mapping;
 pub mod node;
 pub mod reference;
 pub mod rowmajor;
+mod shapes;
 mod term;
 pub mod trace;
 pub mod view;

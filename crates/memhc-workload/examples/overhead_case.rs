@@ -13,7 +13,9 @@
 //! (which the program prints), to skip the dry run that finds it: that dry run runs the same
 //! code, so a profile of the case alone must not include it (`-` finds it), and how repeated
 //! nodes are drawn (`uniform`, the default, or `gaussian`, `recent:K`). It prints the case's
-//! wall time per contraction. Like the bench, it runs under mimalloc.
+//! wall time per contraction: the fastest of `MEMHC_OVERHEAD_REPEAT` runs (default 1; a
+//! short queue is over in milliseconds, so one run is at the mercy of a busy machine). Like
+//! the bench, it runs under mimalloc.
 
 use std::error::Error;
 
@@ -52,13 +54,21 @@ fn main() -> Result<(), Box<dyn Error>> {
         peak
     };
     let spec = RunSpec::new(policy, Mode::Optimal, budget, 4);
-    let o = run(
-        NullBackend::new(budget),
-        &workload,
-        &analysis,
-        &spec,
-        &mut |_| {},
-    )?;
+    let repeat: usize = std::env::var("MEMHC_OVERHEAD_REPEAT").map_or(Ok(1), |s| s.parse())?;
+    let mut best: Option<memhc_workload::run::Outcome> = None;
+    for _ in 0..repeat.max(1) {
+        let o = run(
+            NullBackend::new(budget),
+            &workload,
+            &analysis,
+            &spec,
+            &mut |_| {},
+        )?;
+        if best.as_ref().is_none_or(|b| o.wall_s < b.wall_s) {
+            best = Some(o);
+        }
+    }
+    let o = best.ok_or("no run")?;
     println!(
         "{contractions} contractions, {policy}, peak {peak}, budget {budget}: wall {:.3} us/contraction, {} misses, {} evictions",
         o.wall_s / contractions as f64 * 1e6,
