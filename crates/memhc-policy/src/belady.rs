@@ -12,6 +12,7 @@
 //! simply looks "never used again".
 
 use std::collections::BinaryHeap;
+use std::num::NonZeroU64;
 
 use smallvec::SmallVec;
 
@@ -24,6 +25,29 @@ const NEVER: u64 = u64::MAX;
 /// What `next_use` holds for an object never used again that a victim search found dirty (its
 /// key is still [`NEVER`]; this marks its class).
 const NEVER_DIRTY: u64 = u64::MAX - 1;
+
+/// A key (a position, [`NEVER`] or [`NEVER_DIRTY`]) as the per-object tables hold it: with its
+/// top bit flipped, so that it is never zero and a table slot (`Option<Packed>`) takes 8 bytes,
+/// not 16. On a long queue those tables outgrow the caches, and a slot half the size is half
+/// the memory a lookup at random draws from. A position is an index into a slice, below 2^63,
+/// so only 2^63 itself, which no position reaches, has no packed form: it packs as [`NEVER`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Packed(NonZeroU64);
+
+const FLIP: u64 = 1 << 63;
+
+impl Packed {
+    /// [`NEVER`], packed.
+    const NEVER: NonZeroU64 = NonZeroU64::MIN.saturating_add((NEVER ^ FLIP) - 1);
+
+    fn new(key: u64) -> Self {
+        Packed(NonZeroU64::new(key ^ FLIP).unwrap_or(Self::NEVER))
+    }
+
+    fn get(self) -> u64 {
+        self.0.get() ^ FLIP
+    }
+}
 
 /// The Belady (MIN) policy.
 ///
@@ -50,7 +74,7 @@ pub struct Belady {
     /// object ([`NEVER`] if none).
     next_at: Vec<u64>,
     /// Every planned object's next unconsumed use ([`NEVER`] once all are consumed).
-    cursor: IdTable<u64>,
+    cursor: IdTable<Packed>,
     /// Resident objects with a next use, keyed by it, the furthest on top.
     by_next_use: BinaryHeap<(u64, ObjectId)>,
     /// Resident objects never used again, not seen dirty, the highest id on top.
@@ -58,7 +82,7 @@ pub struct Belady {
     /// Resident objects never used again, seen dirty (and not synced since).
     never_dirty: BinaryHeap<ObjectId>,
     /// Every resident object's key: its next use, [`NEVER`], or [`NEVER_DIRTY`].
-    next_use: IdTable<u64>,
+    next_use: IdTable<Packed>,
 }
 
 /// The highest entry of `heap` that is live and evictable, left in the heap; the stale entries
@@ -86,6 +110,12 @@ fn top_evictable<T: Ord + Copy>(
     found
 }
 
+/// The key `next_use` holds for `id`, unpacked: a heap entry of `id` under another key is
+/// stale.
+fn live_key(next_use: &IdTable<Packed>, id: ObjectId) -> Option<u64> {
+    next_use.get(&id).map(|k| k.get())
+}
+
 impl Belady {
     /// A policy with no future known yet (until [`EvictionPolicy::set_future`], every object
     /// counts as never used again).
@@ -94,14 +124,14 @@ impl Belady {
     }
 
     fn key(&self, id: ObjectId) -> u64 {
-        self.cursor.get(&id).copied().unwrap_or(NEVER)
+        self.cursor.get(&id).map_or(NEVER, |c| c.get())
     }
 
     fn reposition(&mut self, id: ObjectId) {
         let old = self.forget(id);
         let k = self.key(id);
         // The key first: compaction keeps the entries that match it.
-        self.next_use.insert(id, k);
+        self.next_use.insert(id, Packed::new(k));
         // With the same key, the entry pushed for it is still live.
         if old != Some(k) {
             if k == NEVER {
@@ -127,7 +157,7 @@ impl Belady {
             return;
         }
         let next_use = &self.next_use;
-        let live = |id: &ObjectId, k: u64| next_use.get(id) == Some(&k);
+        let live = |id: &ObjectId, k: u64| live_key(next_use, *id) == Some(k);
         self.by_next_use.retain(|(k, id)| live(id, *k));
         self.never_clean.retain(|id| live(id, NEVER));
         self.never_dirty.retain(|id| live(id, NEVER_DIRTY));
@@ -143,19 +173,21 @@ impl Belady {
     /// Marks the next planned use of `id` as done.
     fn consume(&mut self, id: ObjectId) {
         if let Some(c) = self.cursor.get_mut(&id)
-            && *c != NEVER
+            && c.get() != NEVER
         {
-            *c = usize::try_from(*c)
-                .ok()
-                .and_then(|p| self.next_at.get(p))
-                .copied()
-                .unwrap_or(NEVER);
+            *c = Packed::new(
+                usize::try_from(c.get())
+                    .ok()
+                    .and_then(|p| self.next_at.get(p))
+                    .copied()
+                    .unwrap_or(NEVER),
+            );
         }
     }
 
     /// Stops tracking `id`; returns what `next_use` held. Its heap entries turn stale.
     fn forget(&mut self, id: ObjectId) -> Option<u64> {
-        self.next_use.remove(&id)
+        self.next_use.remove(&id).map(Packed::get)
     }
 }
 
@@ -193,9 +225,9 @@ impl EvictionPolicy for Belady {
 
     fn on_synced(&mut self, id: ObjectId) {
         if let Some(k) = self.next_use.get_mut(&id)
-            && *k == NEVER_DIRTY
+            && k.get() == NEVER_DIRTY
         {
-            *k = NEVER;
+            *k = Packed::new(NEVER);
             self.never_clean.push(id);
             self.compact();
         }
@@ -209,13 +241,13 @@ impl EvictionPolicy for Belady {
             let next_use = &self.next_use;
             let top = top_evictable(
                 &mut self.never_clean,
-                |id| next_use.get(id) == Some(&NEVER),
+                |id| live_key(next_use, *id) == Some(NEVER),
                 |&id| view.is_evictable(id),
             );
             match top {
                 Some(id) if view.is_dirty(id) => {
                     // Its clean entry turns stale (busy entries may sit above it again).
-                    self.next_use.insert(id, NEVER_DIRTY);
+                    self.next_use.insert(id, Packed::new(NEVER_DIRTY));
                     self.never_dirty.push(id);
                 }
                 Some(id) => return Some(id),
@@ -225,14 +257,14 @@ impl EvictionPolicy for Belady {
         let next_use = &self.next_use;
         if let Some(id) = top_evictable(
             &mut self.never_dirty,
-            |id| next_use.get(id) == Some(&NEVER_DIRTY),
+            |id| live_key(next_use, *id) == Some(NEVER_DIRTY),
             |&id| view.is_evictable(id),
         ) {
             return Some(id);
         }
         top_evictable(
             &mut self.by_next_use,
-            |(k, id)| next_use.get(id) == Some(k),
+            |(k, id)| live_key(next_use, *id) == Some(*k),
             |&(_, id)| view.is_evictable(id),
         )
         .map(|(_, id)| id)
@@ -243,8 +275,8 @@ impl EvictionPolicy for Belady {
         self.cursor.clear();
         self.next_at = vec![NEVER; accesses.len()];
         for (pos, &id) in accesses.iter().enumerate().rev() {
-            if let Some(later) = self.cursor.insert(id, pos as u64) {
-                self.next_at[pos] = later;
+            if let Some(later) = self.cursor.insert(id, Packed::new(pos as u64)) {
+                self.next_at[pos] = later.get();
             }
         }
         let resident: Vec<_> = self.next_use.keys().collect();
@@ -266,6 +298,16 @@ impl EvictionPolicy for Belady {
 mod tests {
     use super::super::testing::simulate;
     use super::*;
+
+    #[test]
+    fn keys_pack_into_eight_bytes_and_back() {
+        assert_eq!(std::mem::size_of::<Option<Packed>>(), 8);
+        for key in [0, 1, 41, (1 << 63) - 1, NEVER_DIRTY, NEVER] {
+            assert_eq!(Packed::new(key).get(), key);
+        }
+        // The one value with no packed form, reached by no position, reads as never used.
+        assert_eq!(Packed::new(1 << 63).get(), NEVER);
+    }
 
     #[test]
     fn evicts_the_furthest_next_use() {
