@@ -135,6 +135,17 @@ impl<B: Backend> Engine<B> {
         ))
     }
 
+    /// A hint that nodes `ids` will be used or released soon: reads their shapes and the
+    /// runtime's records of them in one pass ([`Runtime::warm`]). Changes nothing.
+    pub fn warm(&self, ids: &[ObjectId]) {
+        let known = ids
+            .iter()
+            .filter(|&&id| self.shapes.get(id).is_some())
+            .count();
+        std::hint::black_box(known);
+        self.rt.warm(ids);
+    }
+
     /// The shape of a node of this engine.
     pub fn shape(&self, id: ObjectId) -> Result<&NodeShape> {
         self.shapes.get(id).ok_or(HadronError::UnknownNode(id))

@@ -9,7 +9,7 @@ mod common;
 use common::*;
 use memhc_core::backend::gemm::{GemmItem, GemmShape};
 use memhc_core::{
-    Access, Alloc, Config, Error, Layout, Mode, ObjectKind, PolicyKind, Runtime, State,
+    Access, Alloc, Config, Error, Layout, Mode, ObjectId, ObjectKind, PolicyKind, Runtime, State,
 };
 use memhc_host::host::HostBackend;
 
@@ -60,6 +60,35 @@ fn repeated_inputs_are_hits_and_outputs_stay_on_the_device() {
         "a second read does not copy"
     );
     rt.audit().unwrap();
+}
+
+#[test]
+fn warming_records_changes_nothing() {
+    // Resident and dirty (c), resident and consistent (a, b), released (d), unknown (e): a
+    // warm pass over all of them leaves every count, state and value as it was.
+    let mut rt = runtime(Config::default());
+    let mut g = rng(7);
+    let l = square(4, 6);
+    let (av, bv) = (random(&mut g, l), random(&mut g, l));
+    let a = rt.register(av.clone(), l).unwrap();
+    let b = rt.register(bv.clone(), l).unwrap();
+    let c = rt.create(l).unwrap();
+    let d = rt.register(random(&mut g, l), l).unwrap();
+    multiply(&mut rt, 0, a, b, c).unwrap();
+    rt.release(d).unwrap();
+    let e = ObjectId::from_index(1 << 20);
+    let before = (rt.stats(), [a, b, c].map(|id| rt.state(id).unwrap()));
+
+    rt.warm(&[a, b, c, d, e, a]);
+
+    assert_eq!(
+        (rt.stats(), [a, b, c].map(|id| rt.state(id).unwrap())),
+        before
+    );
+    assert!(rt.state(d).is_err(), "a released object stays released");
+    rt.audit().unwrap();
+    let got = rt.read(c).unwrap().to_vec();
+    assert_close(&got, &product(&av, &bv, l), "c = a b");
 }
 
 #[test]

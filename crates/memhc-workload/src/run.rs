@@ -334,10 +334,16 @@ fn execute<B: Backend>(
     let start = Instant::now();
     let cpu_start = cpu_time::ProcessTime::try_now().ok();
     let mut members: Vec<ObjectId> = Vec::new();
+    let mut releasing: Vec<ObjectId> = Vec::new();
     for (v, vector) in contractions.iter().enumerate() {
         members.clear();
         members.extend(vector.iter().flat_map(|(c, _)| [c.a, c.b]));
         engine.runtime_mut().begin_vector(&members)?;
+        // What the vector releases, drawn from the whole history: its records are cold, and
+        // warmed together their misses overlap (10-13% of the cost at 256k contractions).
+        releasing.clear();
+        releasing.extend(a.release_after_vector(v).iter().filter_map(|&n| ids.get(n)));
+        engine.warm(&releasing);
         for (i, (c, out)) in vector.iter().enumerate() {
             engine.contract_into(i % streams, c, *out)?;
         }
