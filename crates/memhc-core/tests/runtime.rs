@@ -9,7 +9,8 @@ mod common;
 use common::*;
 use memhc_core::backend::gemm::{GemmItem, GemmShape};
 use memhc_core::{
-    Access, Alloc, Config, Error, Layout, Mode, ObjectId, ObjectKind, PolicyKind, Runtime, State,
+    Access, Alloc, Complex64, Config, Error, Layout, Mode, ObjectId, ObjectKind, PolicyKind,
+    Runtime, State,
 };
 use memhc_host::host::HostBackend;
 
@@ -19,15 +20,30 @@ fn runtime(config: Config) -> Runtime<HostBackend> {
     Runtime::new(HostBackend::new(64 * MIB), config).unwrap()
 }
 
-#[test]
-fn repeated_inputs_are_hits_and_outputs_stay_on_the_device() {
-    let mut rt = runtime(Config::default());
-    let mut g = rng(1);
-    let l = square(4, 6);
+/// Two host-backed inputs of layout `l` with random values from `seed`, and a GPU-only output
+/// of the same layout.
+struct Operands {
+    a: ObjectId,
+    b: ObjectId,
+    c: ObjectId,
+    av: Vec<Complex64>,
+    bv: Vec<Complex64>,
+}
+
+fn operands(rt: &mut Runtime<HostBackend>, l: Layout, seed: u64) -> Operands {
+    let mut g = rng(seed);
     let (av, bv) = (random(&mut g, l), random(&mut g, l));
     let a = rt.register(av.clone(), l).unwrap();
     let b = rt.register(bv.clone(), l).unwrap();
     let c = rt.create(l).unwrap();
+    Operands { a, b, c, av, bv }
+}
+
+#[test]
+fn repeated_inputs_are_hits_and_outputs_stay_on_the_device() {
+    let mut rt = runtime(Config::default());
+    let l = square(4, 6);
+    let Operands { a, b, c, av, bv } = operands(&mut rt, l, 1);
     assert_eq!(rt.kind(c).unwrap(), ObjectKind::GpuOnly);
     assert_eq!(rt.state(c).unwrap(), State::Empty);
 
@@ -67,13 +83,9 @@ fn warming_records_changes_nothing() {
     // Resident and dirty (c), resident and consistent (a, b), released (d), unknown (e): a
     // warm pass over all of them leaves every count, state and value as it was.
     let mut rt = runtime(Config::default());
-    let mut g = rng(7);
     let l = square(4, 6);
-    let (av, bv) = (random(&mut g, l), random(&mut g, l));
-    let a = rt.register(av.clone(), l).unwrap();
-    let b = rt.register(bv.clone(), l).unwrap();
-    let c = rt.create(l).unwrap();
-    let d = rt.register(random(&mut g, l), l).unwrap();
+    let Operands { a, b, c, av, bv } = operands(&mut rt, l, 7);
+    let d = rt.register(random(&mut rng(8), l), l).unwrap();
     multiply(&mut rt, 0, a, b, c).unwrap();
     rt.release(d).unwrap();
     let e = ObjectId::from_index(1 << 20);
@@ -94,12 +106,8 @@ fn warming_records_changes_nothing() {
 #[test]
 fn take_hands_over_the_value_and_releases_the_object() {
     let mut rt = runtime(Config::default());
-    let mut g = rng(7);
     let l = square(4, 6);
-    let (av, bv) = (random(&mut g, l), random(&mut g, l));
-    let a = rt.register(av.clone(), l).unwrap();
-    let b = rt.register(bv.clone(), l).unwrap();
-    let c = rt.create(l).unwrap();
+    let Operands { a, b, c, av, bv } = operands(&mut rt, l, 7);
 
     // Taking a GPU-only object that was never written fails and leaves it alive.
     assert!(matches!(rt.take(c), Err(Error::Uninitialized(id)) if id == c));
@@ -206,12 +214,8 @@ fn unpacked_objects_take_one_buffer_and_one_copy_per_component() {
         packing: false,
         ..Config::default()
     });
-    let mut g = rng(4);
     let l = square(16, 3);
-    let (av, bv) = (random(&mut g, l), random(&mut g, l));
-    let a = rt.register(av.clone(), l).unwrap();
-    let b = rt.register(bv.clone(), l).unwrap();
-    let c = rt.create(l).unwrap();
+    let Operands { a, b, c, av, bv } = operands(&mut rt, l, 4);
     multiply(&mut rt, 0, a, b, c).unwrap();
     let s = rt.stats();
     assert_eq!(s.allocations, 48);
@@ -247,11 +251,7 @@ fn eviction_writes_back_device_only_objects_and_loses_nothing() {
     let l = square(2, 4);
     // Room for exactly three objects.
     let mut rt = runtime(Config::default().with_budget(3 * l.bytes()));
-    let mut g = rng(5);
-    let (av, bv) = (random(&mut g, l), random(&mut g, l));
-    let a = rt.register(av.clone(), l).unwrap();
-    let b = rt.register(bv.clone(), l).unwrap();
-    let c = rt.create(l).unwrap();
+    let Operands { a, b, c, av, bv } = operands(&mut rt, l, 5);
     let d = rt.create(l).unwrap();
     multiply(&mut rt, 0, a, b, c).unwrap(); // a, b, c resident: full
     multiply(&mut rt, 0, c, c, d).unwrap(); // needs d: LRU evicts a (clean): no write-back
