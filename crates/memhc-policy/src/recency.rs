@@ -34,15 +34,16 @@ pub(super) struct Recency {
 /// The queue is compacted when it holds more than twice the live entries plus this.
 const SLACK: usize = 64;
 
+/// Whether the queue entry `(stamp, id)` is `id`'s last touch, per `stamps` (a free function, so
+/// that compaction can call it while it changes the queue).
+fn is_last_touch(stamps: &IdTable<NonZeroU64>, &(stamp, id): &(u64, ObjectId)) -> bool {
+    stamps.get(&id).map(|s| s.get()) == Some(stamp)
+}
+
 impl Recency {
     /// Whether a queue entry is the object's last touch.
-    fn live(&self, &(stamp, id): &(u64, ObjectId)) -> bool {
-        self.stamp_of(id) == Some(stamp)
-    }
-
-    /// The stamp of `id`'s last touch, if present.
-    fn stamp_of(&self, id: ObjectId) -> Option<u64> {
-        self.stamp.get(&id).map(|s| s.get())
+    fn live(&self, entry: &(u64, ObjectId)) -> bool {
+        is_last_touch(&self.stamp, entry)
     }
 
     /// Makes room for `id`, not present yet (see [`IdTable::reserve`]).
@@ -54,7 +55,7 @@ impl Recency {
     pub fn touch(&mut self, id: ObjectId) {
         if let Some(&(stamp, newest)) = self.queue.back()
             && newest == id
-            && self.stamp_of(id) == Some(stamp)
+            && self.live(&(stamp, id))
         {
             return;
         }
@@ -78,8 +79,7 @@ impl Recency {
     fn compact(&mut self) {
         if self.queue.len() > 2 * self.stamp.len() + SLACK {
             let stamps = &self.stamp;
-            self.queue
-                .retain(|&(stamp, id)| stamps.get(&id).map(|s| s.get()) == Some(stamp));
+            self.queue.retain(|e| is_last_touch(stamps, e));
         }
     }
 

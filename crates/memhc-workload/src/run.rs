@@ -342,13 +342,15 @@ fn execute<B: Backend>(
         // What the vector releases, drawn from the whole history: its records are cold, and
         // warmed together their misses overlap (10-13% of the cost at 256k contractions).
         releasing.clear();
-        releasing.extend(a.release_after_vector(v).iter().filter_map(|&n| ids.get(n)));
+        for &node in a.release_after_vector(v) {
+            releasing.push(lookup(node)?);
+        }
         engine.warm(&releasing);
         for (i, (c, out)) in vector.iter().enumerate() {
             engine.contract_into(i % streams, c, *out)?;
         }
-        for &node in a.release_after_vector(v) {
-            engine.release(lookup(node)?)?;
+        for &id in &releasing {
+            engine.release(id)?;
         }
         progress(v + 1);
     }
