@@ -61,7 +61,7 @@ pub use memhc_policy as policy;
 mod arena;
 mod block;
 pub mod config;
-mod element_cache;
+mod device_copy;
 pub mod error;
 pub mod events;
 mod free_pool;

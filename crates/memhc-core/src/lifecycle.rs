@@ -1,8 +1,9 @@
 //! The object lifecycle: the one place where an object's [`State`] changes.
 //!
 //! Inside the runtime an object's state is a `Lifecycle` (crate-private), which carries what
-//! the state implies: `HostValid` and `Consistent` hold the host copy, `Empty` and
-//! `DeviceDirty` hold none, so a host copy and a state can never disagree. The public [`State`]
+//! the state implies: `HostValid` and `Consistent` hold the host copy, `Consistent` and
+//! `DeviceDirty` hold the device copy (its blocks and the work in flight on them),
+//! `WritingBack` holds the write-back in flight, so neither copy can disagree with the state. The public [`State`]
 //! is its data-less view (`Lifecycle::kind`). The state changes only through the named
 //! [`Transition`]s below; each checks its precondition against the table and refuses, with an
 //! [`IllegalTransition`] (an internal error for the caller of the runtime), when called from a
@@ -10,9 +11,13 @@
 //! one refused, is counted in a [`TransitionLog`]
 //! ([`Runtime::transitions`](crate::Runtime::transitions)).
 //!
-//! Residency is not part of the lifecycle: the element cache holds the device copy, and
-//! [`Runtime::audit`](crate::Runtime::audit) checks that exactly the objects in a resident
-//! state (`Consistent`, `DeviceDirty`) are in it.
+//! Residency is part of the lifecycle: an object is resident exactly when its state holds a
+//! device copy, so MemHC's element cache is no table of its own. A transition that gives the
+//! object device memory takes it as an argument (`CopiedIn`, `Prefetched`, `WrittenOnDevice`
+//! on an object that was not resident); one that takes it away hands it back to the runtime
+//! (`Evicted`, `Uncached`, `RolledBack`, `WriteBackIssued`, `HostWritten`, `Released`), which
+//! returns its blocks to the free pool or the driver. A refused transition hands its argument
+//! back too: no device memory is ever dropped on the floor.
 //!
 //! ## The transition table
 //!
@@ -73,6 +78,8 @@
 
 use num_complex::Complex64;
 
+use crate::backend::Backend;
+use crate::device_copy::{DeviceCopy, WriteBack};
 use crate::error::Error;
 use crate::object::State;
 
@@ -261,23 +268,68 @@ impl TransitionLog {
 }
 
 /// An object's state with what it implies: the host copy lives inside the states where it is
-/// valid. Changed only by the transitions below.
-#[derive(Debug, Default)]
-pub(crate) enum Lifecycle {
+/// valid, the device copy inside the states where the object is resident, and a write-back in
+/// flight inside `WritingBack`. Changed only by the transitions below.
+pub(crate) enum Lifecycle<B: Backend> {
     /// No value anywhere (a GPU-only object never written).
-    #[default]
     Empty,
     /// Only the host copy is valid; not resident.
     HostValid(Vec<Complex64>),
     /// Resident, and the host copy holds the device copy's values.
-    Consistent(Vec<Complex64>),
+    Consistent(Vec<Complex64>, DeviceCopy<B>),
     /// Resident, and the device copy is the only valid one.
-    DeviceDirty,
+    DeviceDirty(DeviceCopy<B>),
     /// Not resident; an asynchronous write-back is bringing the value to the host.
-    WritingBack,
+    WritingBack(WriteBack<B>),
 }
 
-impl Lifecycle {
+impl<B: Backend> Default for Lifecycle<B> {
+    fn default() -> Self {
+        Lifecycle::Empty
+    }
+}
+
+impl<B: Backend> std::fmt::Debug for Lifecycle<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.kind())
+    }
+}
+
+/// What a transition took off the device side of an object, for the runtime to dispose of:
+/// its device copy's blocks go to the free pool (or are freed), a write-back's host memory is
+/// dropped once the copy into it has completed.
+pub(crate) enum Left<B: Backend> {
+    /// Nothing was on the device side.
+    Nothing,
+    /// The device copy.
+    Device(DeviceCopy<B>),
+    /// A write-back in flight.
+    WriteBack(WriteBack<B>),
+}
+
+/// A refused transition, with the input it was given handed back (nothing is lost: a device
+/// copy offered to a transition that refused it is still the caller's to dispose of).
+#[derive(Debug)]
+pub(crate) struct Refused<I> {
+    /// Why.
+    pub error: IllegalTransition,
+    /// What the transition was given.
+    pub input: I,
+}
+
+impl<I> From<Refused<I>> for IllegalTransition {
+    fn from(r: Refused<I>) -> Self {
+        r.error
+    }
+}
+
+impl<I> From<Refused<I>> for Error {
+    fn from(r: Refused<I>) -> Self {
+        r.error.into()
+    }
+}
+
+impl<B: Backend> Lifecycle<B> {
     /// `Registered`: a host-backed object holding `host`.
     pub(crate) fn registered(host: Vec<Complex64>, log: &mut TransitionLog) -> Self {
         log.record_taken(None, Transition::Registered, Some(State::HostValid));
@@ -295,124 +347,185 @@ impl Lifecycle {
         match self {
             Lifecycle::Empty => State::Empty,
             Lifecycle::HostValid(_) => State::HostValid,
-            Lifecycle::Consistent(_) => State::Consistent,
-            Lifecycle::DeviceDirty => State::DeviceDirty,
-            Lifecycle::WritingBack => State::WritingBack,
+            Lifecycle::Consistent(..) => State::Consistent,
+            Lifecycle::DeviceDirty(_) => State::DeviceDirty,
+            Lifecycle::WritingBack(_) => State::WritingBack,
         }
     }
 
     /// The host copy, in the states where it is valid.
     pub(crate) fn host(&self) -> Option<&[Complex64]> {
         match self {
-            Lifecycle::HostValid(h) | Lifecycle::Consistent(h) => Some(h),
-            Lifecycle::Empty | Lifecycle::DeviceDirty | Lifecycle::WritingBack => None,
+            Lifecycle::HostValid(h) | Lifecycle::Consistent(h, _) => Some(h),
+            Lifecycle::Empty | Lifecycle::DeviceDirty(_) | Lifecycle::WritingBack(_) => None,
         }
     }
 
-    /// Takes transition `t`: checks it against the table, then lets `apply` build the next
-    /// state from the current one (handing the current one back if it does not apply, which
-    /// the table should have ruled out). A refusal leaves the object unchanged.
-    fn step<T>(
+    /// The device copy, in the resident states.
+    pub(crate) fn device(&self) -> Option<&DeviceCopy<B>> {
+        match self {
+            Lifecycle::Consistent(_, d) | Lifecycle::DeviceDirty(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// The device copy, in the resident states, to record work on it.
+    pub(crate) fn device_mut(&mut self) -> Option<&mut DeviceCopy<B>> {
+        match self {
+            Lifecycle::Consistent(_, d) | Lifecycle::DeviceDirty(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// The write-back in flight, in `WritingBack`.
+    pub(crate) fn write_back(&self) -> Option<&WriteBack<B>> {
+        match self {
+            Lifecycle::WritingBack(w) => Some(w),
+            _ => None,
+        }
+    }
+
+    /// Whether the object is resident (its state holds a device copy).
+    pub(crate) fn is_resident(&self) -> bool {
+        matches!(self, Lifecycle::Consistent(..) | Lifecycle::DeviceDirty(_))
+    }
+
+    /// Takes transition `t` with `input`: checks it against the table, then lets `apply` build
+    /// the next state from the current one and the input (handing both back if they do not
+    /// fit together). A refusal leaves the object unchanged and hands the input back.
+    fn step<I, T>(
         &mut self,
         t: Transition,
         log: &mut TransitionLog,
-        apply: impl FnOnce(Lifecycle) -> Result<(Lifecycle, T), Lifecycle>,
-    ) -> Result<T, IllegalTransition> {
+        input: I,
+        apply: impl FnOnce(Self, I) -> Result<(Self, T), (Self, I)>,
+    ) -> Result<T, Refused<I>> {
         let from = Some(self.kind());
-        let refuse = |log: &mut TransitionLog| {
+        let refuse = |log: &mut TransitionLog, input| {
             log.record_refused(from, t);
-            IllegalTransition {
-                from,
-                transition: t,
+            Refused {
+                error: IllegalTransition {
+                    from,
+                    transition: t,
+                },
+                input,
             }
         };
         if !t.is_legal_from(from) {
-            return Err(refuse(log));
+            return Err(refuse(log, input));
         }
-        match apply(std::mem::take(self)) {
+        match apply(std::mem::take(self), input) {
             Ok((next, out)) => {
                 log.record_taken(from, t, Some(next.kind()));
                 *self = next;
                 Ok(out)
             }
-            Err(unchanged) => {
+            Err((unchanged, input)) => {
                 *self = unchanged;
-                Err(refuse(log))
+                Err(refuse(log, input))
             }
         }
     }
 
-    /// `CopiedIn` (from `HostValid`): the device copy now holds the host copy's values.
-    pub(crate) fn copied_in(&mut self, log: &mut TransitionLog) -> Result<(), IllegalTransition> {
-        self.step(Transition::CopiedIn, log, |s| match s {
-            Lifecycle::HostValid(h) => Ok((Lifecycle::Consistent(h), ())),
-            other => Err(other),
-        })
+    /// `CopiedIn` (from `HostValid`): `device`, new device memory holding (or about to hold)
+    /// the host copy's values, becomes the device copy.
+    pub(crate) fn copied_in(
+        &mut self,
+        device: DeviceCopy<B>,
+        log: &mut TransitionLog,
+    ) -> Result<(), Refused<DeviceCopy<B>>> {
+        self.filled(Transition::CopiedIn, device, log)
     }
 
     /// `Prefetched` (from `HostValid`): as `CopiedIn`, ahead of the use, on the copy stream.
-    pub(crate) fn prefetched(&mut self, log: &mut TransitionLog) -> Result<(), IllegalTransition> {
-        self.step(Transition::Prefetched, log, |s| match s {
-            Lifecycle::HostValid(h) => Ok((Lifecycle::Consistent(h), ())),
-            other => Err(other),
+    pub(crate) fn prefetched(
+        &mut self,
+        device: DeviceCopy<B>,
+        log: &mut TransitionLog,
+    ) -> Result<(), Refused<DeviceCopy<B>>> {
+        self.filled(Transition::Prefetched, device, log)
+    }
+
+    /// `CopiedIn` or `Prefetched`.
+    fn filled(
+        &mut self,
+        t: Transition,
+        device: DeviceCopy<B>,
+        log: &mut TransitionLog,
+    ) -> Result<(), Refused<DeviceCopy<B>>> {
+        self.step(t, log, device, |s, d| match s {
+            Lifecycle::HostValid(h) => Ok((Lifecycle::Consistent(h, d), ())),
+            other => Err((other, d)),
         })
     }
 
-    /// `WriteBackIssued` (from `DeviceDirty`): the device copy leaves with its write-back in
-    /// flight.
+    /// `WriteBackIssued` (from `DeviceDirty`): the device copy leaves, handed back for its
+    /// blocks to be freed or handed over, with `write_back` in flight.
     pub(crate) fn write_back_issued(
         &mut self,
+        write_back: WriteBack<B>,
         log: &mut TransitionLog,
-    ) -> Result<(), IllegalTransition> {
-        self.step(Transition::WriteBackIssued, log, |s| match s {
-            Lifecycle::DeviceDirty => Ok((Lifecycle::WritingBack, ())),
-            other => Err(other),
-        })
+    ) -> Result<DeviceCopy<B>, Refused<WriteBack<B>>> {
+        self.step(
+            Transition::WriteBackIssued,
+            log,
+            write_back,
+            |s, w| match s {
+                Lifecycle::DeviceDirty(d) => Ok((Lifecycle::WritingBack(w), d)),
+                other => Err((other, w)),
+            },
+        )
     }
 
     /// `WriteBackLanded` (from `WritingBack`): `host`, the completed write-back's data, is the
-    /// host copy.
+    /// host copy. Hands back the write-back, whose host memory is no longer needed.
     pub(crate) fn write_back_landed(
         &mut self,
         host: Vec<Complex64>,
         log: &mut TransitionLog,
-    ) -> Result<(), IllegalTransition> {
-        self.step(Transition::WriteBackLanded, log, |s| match s {
-            Lifecycle::WritingBack => Ok((Lifecycle::HostValid(host), ())),
-            other => Err(other),
+    ) -> Result<WriteBack<B>, Refused<Vec<Complex64>>> {
+        self.step(Transition::WriteBackLanded, log, host, |s, h| match s {
+            Lifecycle::WritingBack(w) => Ok((Lifecycle::HostValid(h), w)),
+            other => Err((other, h)),
         })
     }
 
-    /// `WrittenOnDevice` (from any state but `WritingBack`): the device copy becomes the only valid one. Returns
-    /// the host copy it held, if any (the value a failed launch rolls back to).
+    /// `WrittenOnDevice` (from any state but `WritingBack`): the device copy becomes the only
+    /// valid one. A resident object keeps its device copy (`fresh` must be `None`); one that
+    /// is not resident takes `fresh`, the device memory the launch obtained for it. Returns the
+    /// host copy it held, if any (the value a failed launch rolls back to).
     pub(crate) fn written_on_device(
         &mut self,
+        fresh: Option<DeviceCopy<B>>,
         log: &mut TransitionLog,
-    ) -> Result<Option<Vec<Complex64>>, IllegalTransition> {
-        self.step(Transition::WrittenOnDevice, log, |s| match s {
-            Lifecycle::HostValid(h) | Lifecycle::Consistent(h) => {
-                Ok((Lifecycle::DeviceDirty, Some(h)))
+    ) -> Result<Option<Vec<Complex64>>, Refused<Option<DeviceCopy<B>>>> {
+        self.step(Transition::WrittenOnDevice, log, fresh, |s, fresh| {
+            match (s, fresh) {
+                (Lifecycle::HostValid(h), Some(d)) => Ok((Lifecycle::DeviceDirty(d), Some(h))),
+                (Lifecycle::Empty, Some(d)) => Ok((Lifecycle::DeviceDirty(d), None)),
+                (Lifecycle::Consistent(h, d), None) => Ok((Lifecycle::DeviceDirty(d), Some(h))),
+                (Lifecycle::DeviceDirty(d), None) => Ok((Lifecycle::DeviceDirty(d), None)),
+                (other, fresh) => Err((other, fresh)),
             }
-            Lifecycle::Empty | Lifecycle::DeviceDirty => Ok((Lifecycle::DeviceDirty, None)),
-            other @ Lifecycle::WritingBack => Err(other),
         })
     }
 
-    /// `Synced` (from `DeviceDirty`): `host`, read from the device copy, is the host copy.
+    /// `Synced` (from `DeviceDirty`): `host`, read from the device copy, is the host copy
+    /// (on-demand sync, or the eager copy back after a launch); the object stays resident.
     pub(crate) fn synced(
         &mut self,
         host: Vec<Complex64>,
         log: &mut TransitionLog,
-    ) -> Result<(), IllegalTransition> {
+    ) -> Result<(), Refused<Vec<Complex64>>> {
         self.device_read(Transition::Synced, host, log)
     }
 
-    /// `WrittenBack` (from `DeviceDirty`): as `Synced`, forced by an eviction.
+    /// `WrittenBack` (from `DeviceDirty`): as `Synced`, forced by eviction; `Evicted` follows.
     pub(crate) fn written_back(
         &mut self,
         host: Vec<Complex64>,
         log: &mut TransitionLog,
-    ) -> Result<(), IllegalTransition> {
+    ) -> Result<(), Refused<Vec<Complex64>>> {
         self.device_read(Transition::WrittenBack, host, log)
     }
 
@@ -422,20 +535,27 @@ impl Lifecycle {
         t: Transition,
         host: Vec<Complex64>,
         log: &mut TransitionLog,
-    ) -> Result<(), IllegalTransition> {
-        self.step(t, log, |s| match s {
-            Lifecycle::DeviceDirty => Ok((Lifecycle::Consistent(host), ())),
-            other => Err(other),
+    ) -> Result<(), Refused<Vec<Complex64>>> {
+        self.step(t, log, host, |s, h| match s {
+            Lifecycle::DeviceDirty(d) => Ok((Lifecycle::Consistent(h, d), ())),
+            other => Err((other, h)),
         })
     }
 
-    /// `Evicted` (from `Consistent`): the device copy is dropped to make room.
-    pub(crate) fn evicted(&mut self, log: &mut TransitionLog) -> Result<(), IllegalTransition> {
+    /// `Evicted` (from `Consistent`): the device copy is dropped to make room, and handed back.
+    pub(crate) fn evicted(
+        &mut self,
+        log: &mut TransitionLog,
+    ) -> Result<DeviceCopy<B>, IllegalTransition> {
         self.device_dropped(Transition::Evicted, log)
     }
 
-    /// `Uncached` (from `Consistent`): the device copy is dropped after a launch.
-    pub(crate) fn uncached(&mut self, log: &mut TransitionLog) -> Result<(), IllegalTransition> {
+    /// `Uncached` (from `Consistent`): the device copy is dropped after a launch (no dedup),
+    /// and handed back.
+    pub(crate) fn uncached(
+        &mut self,
+        log: &mut TransitionLog,
+    ) -> Result<DeviceCopy<B>, IllegalTransition> {
         self.device_dropped(Transition::Uncached, log)
     }
 
@@ -444,46 +564,55 @@ impl Lifecycle {
         &mut self,
         t: Transition,
         log: &mut TransitionLog,
-    ) -> Result<(), IllegalTransition> {
-        self.step(t, log, |s| match s {
-            Lifecycle::Consistent(h) => Ok((Lifecycle::HostValid(h), ())),
-            other => Err(other),
+    ) -> Result<DeviceCopy<B>, IllegalTransition> {
+        self.step(t, log, (), |s, ()| match s {
+            Lifecycle::Consistent(h, d) => Ok((Lifecycle::HostValid(h), d)),
+            other => Err((other, ())),
         })
+        .map_err(IllegalTransition::from)
     }
 
-    /// `RolledBack` (from `DeviceDirty`): back to `previous`, the host copy the object had
-    /// before the failed launch wrote it, or to no value.
+    /// `RolledBack` (from `DeviceDirty`): a failed launch's write is undone: back to
+    /// `previous`, the host copy from before the launch (`HostValid`), or to no value
+    /// (`Empty`). Hands back the device copy, which the launch may have half written.
     pub(crate) fn rolled_back(
         &mut self,
         previous: Option<Vec<Complex64>>,
         log: &mut TransitionLog,
-    ) -> Result<(), IllegalTransition> {
-        self.step(Transition::RolledBack, log, |s| match s {
-            Lifecycle::DeviceDirty => {
-                Ok((previous.map_or(Lifecycle::Empty, Lifecycle::HostValid), ()))
-            }
-            other => Err(other),
+    ) -> Result<DeviceCopy<B>, Refused<Option<Vec<Complex64>>>> {
+        self.step(Transition::RolledBack, log, previous, |s, p| match s {
+            Lifecycle::DeviceDirty(d) => Ok((p.map_or(Lifecycle::Empty, Lifecycle::HostValid), d)),
+            other => Err((other, p)),
         })
     }
 
-    /// `HostWritten` (from any state): `host` is the only valid copy.
+    /// `HostWritten` (from any state): `host` replaces the values. Hands back what the object
+    /// held on the device side (a device copy, now stale, or a write-back in flight).
     pub(crate) fn host_written(
         &mut self,
         host: Vec<Complex64>,
         log: &mut TransitionLog,
-    ) -> Result<(), IllegalTransition> {
-        self.step(Transition::HostWritten, log, |_| {
-            Ok((Lifecycle::HostValid(host), ()))
+    ) -> Result<Left<B>, Refused<Vec<Complex64>>> {
+        self.step(Transition::HostWritten, log, host, |s, h| {
+            Ok((Lifecycle::HostValid(h), s.into_left().1))
         })
     }
 
-    /// `Released` (from any state): the object is gone. Hands back the host copy, in the
-    /// states that hold one, so that a caller taking the value need not copy it.
-    pub(crate) fn released(self, log: &mut TransitionLog) -> Option<Vec<Complex64>> {
+    /// `Released`: the object is gone. Hands back its host copy, if it held one, and what it
+    /// held on the device side.
+    pub(crate) fn released(self, log: &mut TransitionLog) -> (Option<Vec<Complex64>>, Left<B>) {
         log.record_taken(Some(self.kind()), Transition::Released, None);
+        self.into_left()
+    }
+
+    /// Takes the state apart: the host copy and the device side.
+    fn into_left(self) -> (Option<Vec<Complex64>>, Left<B>) {
         match self {
-            Lifecycle::HostValid(h) | Lifecycle::Consistent(h) => Some(h),
-            Lifecycle::Empty | Lifecycle::DeviceDirty | Lifecycle::WritingBack => None,
+            Lifecycle::Empty => (None, Left::Nothing),
+            Lifecycle::HostValid(h) => (Some(h), Left::Nothing),
+            Lifecycle::Consistent(h, d) => (Some(h), Left::Device(d)),
+            Lifecycle::DeviceDirty(d) => (None, Left::Device(d)),
+            Lifecycle::WritingBack(w) => (None, Left::WriteBack(w)),
         }
     }
 }
@@ -493,14 +622,41 @@ mod tests {
     use super::*;
 
     /// An object in state `s`, with a distinct host copy where the state holds one.
-    fn in_state(s: State) -> Lifecycle {
+    type B = memhc_host::NullBackend;
+    type L = Lifecycle<B>;
+
+    /// A device copy of one arena block (no backend needed).
+    fn device() -> DeviceCopy<B> {
+        DeviceCopy {
+            blocks: smallvec::smallvec![crate::block::Block::Arena {
+                offset: 0,
+                size: 48
+            }],
+            packed: true,
+            hazards: crate::hazards::Hazards::default(),
+        }
+    }
+
+    /// A write-back in flight, its host memory from the null backend.
+    fn write_back() -> WriteBack<B> {
+        let backend = B::new(1 << 10);
+        WriteBack {
+            buffer: backend.alloc_host(48).expect("host memory"),
+            event: crate::hazards::Tagged {
+                stream: 0,
+                event: backend.create_event().expect("event"),
+            },
+        }
+    }
+
+    fn in_state(s: State) -> L {
         let host = vec![Complex64::new(1.0, 2.0); 3];
         match s {
             State::Empty => Lifecycle::Empty,
             State::HostValid => Lifecycle::HostValid(host),
-            State::Consistent => Lifecycle::Consistent(host),
-            State::DeviceDirty => Lifecycle::DeviceDirty,
-            State::WritingBack => Lifecycle::WritingBack,
+            State::Consistent => Lifecycle::Consistent(host, device()),
+            State::DeviceDirty => Lifecycle::DeviceDirty(device()),
+            State::WritingBack => Lifecycle::WritingBack(write_back()),
         }
     }
 
@@ -512,29 +668,42 @@ mod tests {
         State::WritingBack,
     ];
 
-    /// Applies a transition on an existing object (`Registered` and `Created` make one, so
-    /// they cannot be applied to one: the types refuse them). `Released` consumes the object;
-    /// it is reported as a move to `None`. `RolledBack` restores a host copy when `previous`.
+    /// Takes `t` with the input the state calls for (a fresh device copy for
+    /// `WrittenOnDevice` on an object that is not resident).
     fn apply(
-        l: &mut Lifecycle,
+        l: &mut L,
         t: Transition,
         previous: bool,
         log: &mut TransitionLog,
     ) -> Option<Result<Option<State>, IllegalTransition>> {
         let data = || vec![Complex64::new(-1.0, 0.5); 3];
-        let r = match t {
+        let r: Result<(), IllegalTransition> = match t {
             Transition::Registered | Transition::Created => return None,
-            Transition::CopiedIn => l.copied_in(log),
-            Transition::Prefetched => l.prefetched(log),
-            Transition::WriteBackIssued => l.write_back_issued(log),
-            Transition::WriteBackLanded => l.write_back_landed(data(), log),
-            Transition::WrittenOnDevice => l.written_on_device(log).map(|_| ()),
-            Transition::Synced => l.synced(data(), log),
-            Transition::WrittenBack => l.written_back(data(), log),
-            Transition::Evicted => l.evicted(log),
-            Transition::Uncached => l.uncached(log),
-            Transition::RolledBack => l.rolled_back(previous.then(data), log),
-            Transition::HostWritten => l.host_written(data(), log),
+            Transition::CopiedIn => l.copied_in(device(), log).map_err(Into::into),
+            Transition::Prefetched => l.prefetched(device(), log).map_err(Into::into),
+            Transition::WriteBackIssued => l
+                .write_back_issued(write_back(), log)
+                .map(drop)
+                .map_err(Into::into),
+            Transition::WriteBackLanded => l
+                .write_back_landed(data(), log)
+                .map(drop)
+                .map_err(Into::into),
+            Transition::WrittenOnDevice => {
+                let fresh = (!l.is_resident()).then(device);
+                l.written_on_device(fresh, log)
+                    .map(drop)
+                    .map_err(Into::into)
+            }
+            Transition::Synced => l.synced(data(), log).map_err(Into::into),
+            Transition::WrittenBack => l.written_back(data(), log).map_err(Into::into),
+            Transition::Evicted => l.evicted(log).map(drop),
+            Transition::Uncached => l.uncached(log).map(drop),
+            Transition::RolledBack => l
+                .rolled_back(previous.then(data), log)
+                .map(drop)
+                .map_err(Into::into),
+            Transition::HostWritten => l.host_written(data(), log).map(drop).map_err(Into::into),
             Transition::Released => {
                 let _ = std::mem::take(l).released(log);
                 return Some(Ok(None));
@@ -652,15 +821,22 @@ mod tests {
     #[test]
     fn written_on_device_hands_back_the_stale_host_copy() {
         let mut log = TransitionLog::default();
-        let mut l = Lifecycle::registered(vec![Complex64::new(3.0, 0.0)], &mut log);
-        l.copied_in(&mut log).unwrap();
-        let previous = l.written_on_device(&mut log).unwrap();
+        let mut l = L::registered(vec![Complex64::new(3.0, 0.0)], &mut log);
+        l.copied_in(device(), &mut log).unwrap();
+        let previous = l.written_on_device(None, &mut log).unwrap();
         assert_eq!(previous, Some(vec![Complex64::new(3.0, 0.0)]));
         assert_eq!(l.host(), None);
-        l.rolled_back(previous, &mut log).unwrap();
+        assert!(l.is_resident());
+        let undone = l.rolled_back(previous, &mut log).unwrap();
+        assert_eq!(
+            undone.bytes(),
+            48,
+            "the device copy comes back to be disposed of"
+        );
         assert_eq!(l.host(), Some([Complex64::new(3.0, 0.0)].as_slice()));
-        let mut g = Lifecycle::created(&mut log);
-        assert_eq!(g.written_on_device(&mut log).unwrap(), None);
+        assert!(!l.is_resident());
+        let mut g = L::created(&mut log);
+        assert_eq!(g.written_on_device(Some(device()), &mut log).unwrap(), None);
         g.rolled_back(None, &mut log).unwrap();
         assert_eq!(g.kind(), State::Empty);
         assert_eq!(log.count(Transition::RolledBack), 2);
@@ -669,9 +845,37 @@ mod tests {
     }
 
     #[test]
+    fn residency_is_the_state() {
+        for s in STATES {
+            let l = in_state(s);
+            assert_eq!(l.is_resident(), s.is_resident(), "{s:?}");
+            assert_eq!(l.device().is_some(), s.is_resident(), "{s:?}");
+            assert_eq!(l.write_back().is_some(), s == State::WritingBack, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn a_refused_transition_hands_its_device_copy_back() {
+        let mut log = TransitionLog::default();
+        // Already resident: a second device copy is refused, and returned.
+        let mut l = in_state(State::Consistent);
+        let r = l.written_on_device(Some(device()), &mut log).unwrap_err();
+        assert_eq!(r.input.map(|d| d.bytes()), Some(48));
+        assert_eq!(l.kind(), State::Consistent);
+        // Not resident: writing on the device needs device memory.
+        let mut e = in_state(State::Empty);
+        assert!(e.written_on_device(None, &mut log).is_err());
+        assert_eq!(e.kind(), State::Empty);
+        // Copied in twice: the second copy comes back.
+        let r = l.copied_in(device(), &mut log).unwrap_err();
+        assert_eq!(r.input.bytes(), 48);
+        assert_eq!(log.refused_total(), 3);
+    }
+
+    #[test]
     fn a_refusal_is_an_internal_error() {
         let mut log = TransitionLog::default();
-        let mut l = Lifecycle::DeviceDirty;
+        let mut l = in_state(State::DeviceDirty);
         let e = Error::from(l.evicted(&mut log).unwrap_err());
         assert!(
             matches!(&e, Error::Internal(m) if m.contains("Evicted") && m.contains("DeviceDirty")),

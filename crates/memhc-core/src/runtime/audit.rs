@@ -23,12 +23,11 @@ impl<B: Backend> Runtime<B> {
     /// * in arena mode, every block is a range of the arena, and the ranges held and the free
     ///   ones are disjoint, the free ones merged, and together cover the arena exactly; without
     ///   an arena, no block claims to be in one;
-    /// * every resident object is live, in a resident state, and has the blocks its layout and
-    ///   packing call for, each at least as large as needed and no larger than the reuse
-    ///   tolerance allows; every object in a resident state is in the element cache;
-    /// * every host copy has the length of its object's layout (that an object has a host copy
-    ///   exactly when its state says so needs no check: the state holds it, see
-    ///   [`lifecycle`](crate::lifecycle));
+    /// * every resident object has the blocks its layout and packing call for, each at least as
+    ///   large as needed and no larger than the reuse tolerance allows;
+    /// * every host copy has the length of its object's layout (that an object has a host copy,
+    ///   a device copy or a write-back in flight exactly when its state says so needs no check:
+    ///   the state holds them, see [`lifecycle`](crate::lifecycle));
     /// * no lifecycle transition was ever refused;
     /// * every pooled block is filed under its own size, and the pool's running count and byte
     ///   total match its blocks;
@@ -36,42 +35,35 @@ impl<B: Backend> Runtime<B> {
     /// * no object is left pinned outside a launch;
     /// * with managed memory, nothing is pooled and nothing was ever evicted;
     /// * every prefetched object not yet used is resident and consistent, and only with
-    ///   prefetch on, which adds exactly one (copy) stream;
-    /// * exactly the `WritingBack` objects have a write-back in flight, and none is resident.
+    ///   prefetch on, which adds exactly one (copy) stream.
     pub fn audit(&self) -> Result<(), AuditError> {
         let mut bad = Vec::new();
 
-        let resident_sum: usize = self.cache.iter().map(|(_, r)| r.bytes()).sum();
-        let pooled_sum: usize = self.pool.iter().map(|(_, p)| p.block.bytes()).sum();
-        if resident_sum != self.cache.bytes() {
-            bad.push(format!(
-                "element cache total {} != sum of its buffers {resident_sum}",
-                self.cache.bytes()
-            ));
-        }
-        if pooled_sum != self.pool.bytes() {
+        let (budget, used, pool) = (self.space.budget, self.space.used, &self.space.pool);
+        let resident_sum: usize = self.objects.resident().map(|(_, r)| r.bytes()).sum();
+        let pooled_sum: usize = pool.iter().map(|(_, p)| p.block.bytes()).sum();
+        if pooled_sum != pool.bytes() {
             bad.push(format!(
                 "free pool total {} != sum of its buffers {pooled_sum}",
-                self.pool.bytes()
+                pool.bytes()
             ));
         }
-        let pooled_count = self.pool.iter().count();
-        if pooled_count != self.pool.len() {
+        let pooled_count = pool.iter().count();
+        if pooled_count != pool.len() {
             bad.push(format!(
                 "free pool count {} != its buffers {pooled_count}",
-                self.pool.len()
+                pool.len()
             ));
         }
-        if self.used != resident_sum + pooled_sum {
+        if used != resident_sum + pooled_sum {
             bad.push(format!(
-                "{} bytes accounted, but resident {resident_sum} + pooled {pooled_sum} are live",
-                self.used
+                "{used} bytes accounted, but resident {resident_sum} + pooled {pooled_sum} are live"
             ));
         }
         let live = self.backend.counters().live_bytes;
-        let driver_bytes = match &self.arena {
+        let driver_bytes = match &self.space.arena {
             Some(arena) => arena.space.capacity(),
-            None => self.used,
+            None => used,
         };
         if live != driver_bytes as u64 {
             bad.push(format!(
@@ -79,11 +71,8 @@ impl<B: Backend> Runtime<B> {
                 driver_bytes
             ));
         }
-        if self.used > self.budget {
-            bad.push(format!(
-                "{} bytes held, over the budget of {}",
-                self.used, self.budget
-            ));
+        if used > budget {
+            bad.push(format!("{used} bytes held, over the budget of {budget}"));
         }
 
         let mut handles: HashMap<u64, &'static str> = HashMap::new();
@@ -93,13 +82,13 @@ impl<B: Backend> Runtime<B> {
             }
         };
         let held = self
-            .cache
-            .iter()
-            .flat_map(|(_, r)| r.blocks.iter().map(|b| (b, "element cache")))
-            .chain(self.pool.iter().map(|(_, p)| (&p.block, "free pool")));
+            .objects
+            .resident()
+            .flat_map(|(_, r)| r.blocks.iter().map(|b| (b, "a device copy")))
+            .chain(pool.iter().map(|(_, p)| (&p.block, "free pool")));
         let mut ranges = Vec::new();
         for (block, place) in held {
-            match (block, &self.arena) {
+            match (block, &self.space.arena) {
                 (Block::Buffer(b), _) => note(b.handle(), place, &mut bad),
                 (Block::Arena { offset, size }, Some(_)) => ranges.push((*offset, *size)),
                 (Block::Arena { .. }, None) => {
@@ -107,24 +96,23 @@ impl<B: Backend> Runtime<B> {
                 }
             }
         }
-        if let Some(arena) = &self.arena {
+        if let Some(arena) = &self.space.arena {
             if !handles.is_empty() {
                 bad.push(format!(
                     "{} driver buffer(s) held besides the arena",
                     handles.len()
                 ));
             }
-            if arena.space.capacity() - arena.space.free_bytes() != self.used {
+            if arena.space.capacity() - arena.space.free_bytes() != used {
                 bad.push(format!(
-                    "the arena has {} of its {} bytes in use, the runtime accounts {}",
+                    "the arena has {} of its {} bytes in use, the runtime accounts {used}",
                     arena.space.capacity() - arena.space.free_bytes(),
                     arena.space.capacity(),
-                    self.used
                 ));
             }
             bad.extend(arena.space.audit(ranges.into_iter()));
         }
-        for (size, p) in self.pool.iter() {
+        for (size, p) in pool.iter() {
             if p.block.bytes() != size {
                 bad.push(format!(
                     "pooled {:?} of {} bytes is filed under {size}",
@@ -134,17 +122,10 @@ impl<B: Backend> Runtime<B> {
             }
         }
 
-        for (id, r) in self.cache.iter() {
-            let Some(e) = self.objects.get(&id) else {
-                bad.push(format!("{id} is resident but is not a live object"));
+        for (id, e) in self.objects.iter() {
+            let Some(r) = e.device() else {
                 continue;
             };
-            if !e.life.kind().is_resident() {
-                bad.push(format!(
-                    "{id} is resident but its state is {:?}",
-                    e.life.kind()
-                ));
-            }
             let l = &e.layout;
             let (count, each) = if r.packed {
                 (1, l.bytes())
@@ -166,10 +147,6 @@ impl<B: Backend> Runtime<B> {
             }
         }
         for (id, e) in self.objects.iter() {
-            let state = e.life.kind();
-            if state.is_resident() && !self.cache.contains(id) {
-                bad.push(format!("{id} is {state:?} but not in the element cache"));
-            }
             if let Some(h) = e.life.host()
                 && h.len() != e.layout.elems()
             {
@@ -180,7 +157,7 @@ impl<B: Backend> Runtime<B> {
                 ));
             }
         }
-        for (from, t, n) in self.transitions.refused() {
+        for (from, t, n) in self.objects.transitions.refused() {
             bad.push(format!(
                 "the lifecycle refused {t:?} from {from:?} {n} time(s)"
             ));
@@ -194,14 +171,14 @@ impl<B: Backend> Runtime<B> {
                 self.policy.name()
             ));
         }
-        let cached: HashSet<ObjectId> = self.cache.iter().map(|(id, _)| id).collect();
+        let cached: HashSet<ObjectId> = self.objects.resident().map(|(id, _)| id).collect();
         if tracked_set != cached {
             let mut missing: Vec<_> = cached.difference(&tracked_set).collect();
             let mut extra: Vec<_> = tracked_set.difference(&cached).collect();
             missing.sort();
             extra.sort();
             bad.push(format!(
-                "policy {} is out of step with the element cache: untracked {missing:?}, \
+                "policy {} is out of step with the resident objects: untracked {missing:?}, \
                  not resident {extra:?}",
                 self.policy.name()
             ));
@@ -214,13 +191,12 @@ impl<B: Backend> Runtime<B> {
         }
 
         self.audit_prefetch(&mut bad);
-        self.audit_write_backs(&mut bad);
 
         if self.config.managed {
-            if !self.pool.is_empty() {
+            if !pool.is_empty() {
                 bad.push(format!(
                     "{} bytes pooled, but managed memory is freed at once",
-                    self.pool.bytes()
+                    pool.bytes()
                 ));
             }
             if self.counters.evictions > 0 {

@@ -4,9 +4,10 @@
 use smallvec::SmallVec;
 
 use super::Runtime;
+use super::memory::Victims;
 use super::work::{Bound, Launch};
 use crate::backend::{Backend, as_bytes};
-use crate::element_cache::Resident;
+use crate::device_copy::DeviceCopy;
 use crate::error::{Error, Result};
 use crate::events::EventKind;
 use crate::hazards::Tagged;
@@ -22,13 +23,15 @@ pub(super) struct Undo {
 }
 
 /// The lists a launch builds, kept by the runtime between launches so that their memory is
-/// reused (both are empty outside a launch).
+/// reused (all are empty outside a launch).
 #[derive(Default)]
 pub(super) struct Scratch {
     /// How to undo the launch's writes.
     undo: Vec<Undo>,
     /// The objects acquired, and whether the launch writes each.
     acquired: Vec<(ObjectId, bool)>,
+    /// Prefetch on: the uses to prefetch after the launch.
+    pub prefetch: Vec<(u64, ObjectId)>,
 }
 
 impl<B: Backend> Runtime<B> {
@@ -87,7 +90,8 @@ impl<B: Backend> Runtime<B> {
         }
         undo.clear();
         acquired.clear();
-        self.scratch = Scratch { undo, acquired };
+        self.scratch.undo = undo;
+        self.scratch.acquired = acquired;
         outcome.and(settled).and(dropped)
     }
 
@@ -117,11 +121,12 @@ impl<B: Backend> Runtime<B> {
             }
             needed = needed.saturating_add(e.layout.bytes());
         }
-        if needed > self.budget {
+        let budget = self.space.budget;
+        if needed > budget {
             return Err(Error::DoesNotFit {
                 needed,
-                available: self.budget,
-                budget: self.budget,
+                available: budget,
+                budget,
             });
         }
         Ok(())
@@ -138,12 +143,10 @@ impl<B: Backend> Runtime<B> {
         acquired: &mut Vec<(ObjectId, bool)>,
     ) -> Result<()> {
         for a in accesses {
-            let was_resident = self.cache.contains(a.object);
-            let copied_in = self.acquire(stream, *a)?;
+            let was_resident = self.objects.is_resident(a.object);
+            let (copied_in, written) = self.acquire(stream, *a)?;
             acquired.push((a.object, copied_in || a.mode.writes()));
-            if a.mode.writes() {
-                let (life, log) = self.life_mut(a.object)?;
-                let host = life.written_on_device(log)?;
+            if let Some(host) = written {
                 undo.push(Undo {
                     id: a.object,
                     host,
@@ -172,12 +175,12 @@ impl<B: Backend> Runtime<B> {
             if u.host.is_none() && u.was_resident {
                 continue; // device-only before the launch: evicted (written back) below
             }
-            self.drop_device_copy(u.id)?;
             let (life, log) = self.life_mut(u.id)?;
-            life.rolled_back(u.host, log)?;
+            let d = life.rolled_back(u.host, log)?;
+            self.discard_device(u.id, d)?;
         }
         for id in self.pinned.clone() {
-            if self.cache.contains(id) {
+            if self.objects.is_resident(id) {
                 self.evict(id, stream)?;
             }
         }
@@ -185,66 +188,102 @@ impl<B: Backend> Runtime<B> {
     }
 
     /// Makes one object resident: a hit, or a miss served by the allocation path, followed by a
-    /// copy from the host when the launch reads the object. Returns whether it queued that copy
-    /// on the stream (a managed copy-in is the host's, complete on return).
-    fn acquire(&mut self, stream: usize, access: Access) -> Result<bool> {
+    /// copy from the host when the launch reads the object; then, if the launch writes it,
+    /// takes `WrittenOnDevice`. Returns whether it queued a copy on the stream (a managed
+    /// copy-in is the host's, complete on return) and, for a write, the host copy the object
+    /// held before (what a failed launch rolls back to).
+    fn acquire(
+        &mut self,
+        stream: usize,
+        access: Access,
+    ) -> Result<(bool, Option<Option<Vec<num_complex::Complex64>>>)> {
         let id = access.object;
         self.note_use(id)?;
         let (read, write) = (access.mode.reads(), access.mode.writes());
-        if self.cache.contains(id) {
+        if self.entry(id)?.life.is_resident() {
             self.counters.hits += 1;
             self.note_object(EventKind::Hit { read, write }, id, Some(stream));
             self.policy.on_hit(id);
-            return Ok(false);
+            return Ok((false, self.written_on_device(id, write, None)?));
         }
         self.counters.misses += 1;
         self.note_object(EventKind::Miss { read, write }, id, Some(stream));
         self.events.serve(Some(id));
-        let (mut resident, count, size) =
-            Resident::empty(self.entry(id)?.layout, self.config.packing);
+        let (mut fresh, count, size) =
+            DeviceCopy::empty(self.entry(id)?.layout, self.config.packing);
         for _ in 0..count {
-            match self.obtain_block(size, stream) {
-                Ok((block, hazards)) => {
-                    resident.blocks.push(block);
-                    resident.hazards.absorb(hazards);
+            match self.obtain_block(size, stream, Victims::Any) {
+                Ok(Some((block, hazards))) => {
+                    fresh.blocks.push(block);
+                    fresh.hazards.absorb(hazards);
+                }
+                Ok(None) => {
+                    self.dispose(fresh)?;
+                    return Err(self.no_room(size));
                 }
                 Err(e) => {
-                    self.dispose(resident)?;
+                    self.dispose(fresh)?;
                     return Err(e);
                 }
             }
         }
-        let copy_in = access.mode.reads();
-        if copy_in {
-            let copied = if self.config.managed {
-                self.managed_copy_in(id, &resident, !access.mode.writes())
-            } else {
-                self.copy_in(stream, id, &resident)
-            };
-            let copied = copied.and_then(|()| {
-                let (life, log) = self.life_mut(id)?;
-                Ok(life.copied_in(log)?)
-            });
-            if let Err(e) = copied {
-                // Part of the copy may be queued: let it finish before the buffers move on.
-                self.backend.stream_synchronize(&self.streams[stream])?;
-                self.dispose(resident)?;
-                return Err(e);
-            }
-            let calls = resident.blocks.len() as u32;
-            let on = (!self.config.managed).then_some(stream);
-            self.note_object(EventKind::CopyH2D { calls }, id, on);
+        if !read {
+            let before = self.written_on_device(id, true, Some(fresh))?;
+            self.policy.on_insert(id);
+            return Ok((false, before));
         }
-        if let Some(old) = self.cache.insert(id, resident) {
-            // Unreachable: `id` was not resident. Keep the tables exact anyway.
-            self.dispose(old)?;
+        let copied = if self.config.managed {
+            self.managed_copy_in(id, &fresh, !write)
+        } else {
+            self.copy_in(stream, id, &fresh)
+        };
+        if let Err(e) = copied {
+            // Part of the copy may be queued: let it finish before the buffers move on.
+            self.backend.stream_synchronize(&self.streams[stream])?;
+            self.dispose(fresh)?;
+            return Err(e);
         }
+        let (life, log) = self.life_mut(id)?;
+        if let Err(refused) = life.copied_in(fresh, log) {
+            self.backend.stream_synchronize(&self.streams[stream])?;
+            self.dispose(refused.input)?;
+            return Err(refused.error.into());
+        }
+        let calls = self.objects.device(id).map_or(0, |d| d.blocks.len()) as u32;
+        let on = (!self.config.managed).then_some(stream);
+        self.note_object(EventKind::CopyH2D { calls }, id, on);
         self.policy.on_insert(id);
-        Ok(copy_in && !self.config.managed)
+        Ok((
+            !self.config.managed,
+            self.written_on_device(id, write, None)?,
+        ))
+    }
+
+    /// If `write`, takes `WrittenOnDevice` on `id` (`fresh`: the device memory obtained for it
+    /// when it was not resident) and returns the host copy it held before; else nothing.
+    fn written_on_device(
+        &mut self,
+        id: ObjectId,
+        write: bool,
+        fresh: Option<DeviceCopy<B>>,
+    ) -> Result<Option<Option<Vec<num_complex::Complex64>>>> {
+        if !write {
+            return Ok(None);
+        }
+        let (life, log) = self.life_mut(id)?;
+        match life.written_on_device(fresh, log) {
+            Ok(host) => Ok(Some(host)),
+            Err(refused) => {
+                if let Some(d) = refused.input {
+                    self.dispose(d)?;
+                }
+                Err(refused.error.into())
+            }
+        }
     }
 
     /// Queues the copy of an object's host values into its new device buffers.
-    pub(super) fn copy_in(&self, stream: usize, id: ObjectId, r: &Resident<B>) -> Result<()> {
+    pub(super) fn copy_in(&self, stream: usize, id: ObjectId, r: &DeviceCopy<B>) -> Result<()> {
         let e = self.entry(id)?;
         let host = e.life.host().ok_or(Error::Uninitialized(id))?;
         let s = &self.streams[stream];
@@ -252,7 +291,7 @@ impl<B: Backend> Runtime<B> {
         let chunk = r.block_elems(&e.layout);
         for (values, block) in host.chunks(chunk).zip(&r.blocks) {
             let (buffer, offset) = block
-                .place(self.arena_buffer())
+                .place(self.space.arena_buffer())
                 .ok_or_else(|| Error::Internal(format!("{id} is in an arena that is not there")))?;
             self.backend.copy_h2d(s, as_bytes(values), buffer, offset)?;
         }
@@ -268,7 +307,8 @@ impl<B: Backend> Runtime<B> {
         let s = &self.streams[stream];
         let mut objects = SmallVec::with_capacity(accesses.len());
         for a in accesses {
-            let r = self.cache.get(a.object).ok_or_else(|| {
+            let e = self.entry(a.object)?;
+            let r = e.device().ok_or_else(|| {
                 Error::Internal(format!("{} is not resident in its launch", a.object))
             })?;
             if a.mode.writes() {
@@ -279,8 +319,7 @@ impl<B: Backend> Runtime<B> {
             if self.config.managed {
                 self.prefetch_to_device(s, r)?;
             }
-            let layout = self.entry(a.object)?.layout;
-            objects.push(Bound::new(*a, layout, r, self.arena_buffer()));
+            objects.push(Bound::new(*a, e.layout, r, self.space.arena_buffer()));
         }
         // With the event log on, the launch's GEMM calls are what the counters gained.
         let before = match self.events.is_on() {
@@ -290,7 +329,7 @@ impl<B: Backend> Runtime<B> {
         let mut launch = Launch {
             backend: &self.backend,
             stream: s,
-            arena: self.arena_buffer(),
+            arena: self.space.arena_buffer(),
             objects,
         };
         let done = work(&mut launch);
@@ -354,7 +393,7 @@ impl<B: Backend> Runtime<B> {
             }
         };
         for &(id, wrote) in acquired {
-            let Some(r) = self.cache.get_mut(id) else {
+            let Some(r) = self.objects.device_mut(id) else {
                 continue;
             };
             if wrote && ordered {
@@ -384,9 +423,12 @@ impl<B: Backend> Runtime<B> {
     fn after_failure(&mut self, undo: &mut Vec<Undo>) -> Result<()> {
         let mut first = Ok(());
         for u in undo.drain(..) {
-            first = first.and(self.drop_device_copy(u.id));
-            if let Ok((life, log)) = self.life_mut(u.id) {
-                first = first.and(life.rolled_back(u.host, log).map_err(Error::from));
+            let Ok((life, log)) = self.life_mut(u.id) else {
+                continue;
+            };
+            match life.rolled_back(u.host, log) {
+                Ok(d) => first = first.and(self.discard_device(u.id, d)),
+                Err(refused) => first = first.and(Err(refused.into())),
             }
         }
         first
@@ -400,15 +442,15 @@ impl<B: Backend> Runtime<B> {
         }
         let mut first = Ok(());
         for a in accesses {
-            let consistent = self
-                .objects
-                .get(&a.object)
-                .is_some_and(|e| e.life.kind() == State::Consistent);
-            if consistent {
-                first = first.and(self.drop_device_copy(a.object));
-                if let Ok((life, log)) = self.life_mut(a.object) {
-                    first = first.and(life.uncached(log).map_err(Error::from));
-                }
+            if self.objects.state(a.object) != Some(State::Consistent) {
+                continue;
+            }
+            let Ok((life, log)) = self.life_mut(a.object) else {
+                continue;
+            };
+            match life.uncached(log) {
+                Ok(d) => first = first.and(self.discard_device(a.object, d)),
+                Err(e) => first = first.and(Err(e.into())),
             }
         }
         first

@@ -21,12 +21,12 @@ use num_complex::Complex64;
 use super::Runtime;
 use crate::backend::{Backend, Location, as_bytes, as_bytes_mut};
 use crate::block::Block;
-use crate::element_cache::Resident;
+use crate::device_copy::DeviceCopy;
 use crate::error::{BackendError, Error, Result};
 use crate::object::ObjectId;
 
 /// The one managed buffer of a resident object.
-fn whole<B: Backend>(id: ObjectId, r: &Resident<B>) -> Result<&B::Buffer> {
+fn whole<B: Backend>(id: ObjectId, r: &DeviceCopy<B>) -> Result<&B::Buffer> {
     match r.blocks.as_slice() {
         [Block::Buffer(whole)] if r.packed => Ok(whole),
         _ => Err(Error::Internal(format!(
@@ -40,21 +40,22 @@ fn whole<B: Backend>(id: ObjectId, r: &Resident<B>) -> Result<&B::Buffer> {
 impl<B: Backend> Runtime<B> {
     /// A new managed buffer of `bytes`, within the budget and what the device has free.
     pub(super) fn obtain_managed(&mut self, bytes: usize) -> Result<B::Buffer> {
+        let (budget, used) = (self.space.budget, self.space.used);
         let refuse = |free: Option<usize>, held: usize| Error::ManagedDoesNotFit {
             requested: bytes,
             held,
-            available: free.map_or(self.budget, |f| self.budget.min(held + f)),
-            budget: self.budget,
+            available: free.map_or(budget, |f| budget.min(held + f)),
+            budget,
         };
-        if self.used + bytes > self.budget {
-            return Err(refuse(None, self.used));
+        if used + bytes > budget {
+            return Err(refuse(None, used));
         }
         match self.backend.alloc_managed(bytes) {
             Ok(buffer) => {
-                self.used += bytes;
+                self.space.used += bytes;
                 Ok(buffer)
             }
-            Err(BackendError::OutOfMemory { free, .. }) => Err(refuse(Some(free), self.used)),
+            Err(BackendError::OutOfMemory { free, .. }) => Err(refuse(Some(free), used)),
             Err(e) => Err(e.into()),
         }
     }
@@ -64,7 +65,7 @@ impl<B: Backend> Runtime<B> {
     pub(super) fn managed_copy_in(
         &self,
         id: ObjectId,
-        r: &Resident<B>,
+        r: &DeviceCopy<B>,
         read_only: bool,
     ) -> Result<()> {
         let host = self
@@ -82,7 +83,7 @@ impl<B: Backend> Runtime<B> {
     }
 
     /// Queues the migration of a resident object to the device on stream `stream`.
-    pub(super) fn prefetch_to_device(&self, stream: &B::Stream, r: &Resident<B>) -> Result<()> {
+    pub(super) fn prefetch_to_device(&self, stream: &B::Stream, r: &DeviceCopy<B>) -> Result<()> {
         for block in &r.blocks {
             if let Block::Buffer(buffer) = block {
                 self.backend.prefetch(stream, buffer, Location::Device)?;
@@ -100,8 +101,8 @@ impl<B: Backend> Runtime<B> {
         mut host: Vec<Complex64>,
     ) -> Result<Vec<Complex64>> {
         let r = self
-            .cache
-            .get(id)
+            .objects
+            .device(id)
             .ok_or_else(|| Error::Internal(format!("syncing {id}, which is not resident")))?;
         let buffer = whole(id, r)?;
         r.hazards.settle(&self.backend)?;

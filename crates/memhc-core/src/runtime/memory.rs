@@ -1,84 +1,110 @@
-//! The allocation path, eviction, write-back and disposal of device copies.
+//! The allocation path (one, for launches and prefetches alike), eviction, write-back and the
+//! disposal of device copies.
 
 use num_complex::Complex64;
 
-use super::{Entry, Runtime};
+use super::Runtime;
+use super::objects::Objects;
 use crate::arena::SubAllocator;
 use crate::backend::{Backend, as_bytes_mut};
 use crate::block::Block;
-use crate::element_cache::{ElementCache, Resident};
+use crate::device_copy::DeviceCopy;
 use crate::error::{BackendError, Error, Result};
 use crate::events::EventKind;
 use crate::free_pool::Pooled;
 use crate::hazards::Hazards;
+use crate::lifecycle::Left;
+use crate::lookahead::NEVER;
 use crate::object::{ObjectId, State};
-use crate::policy::{IdTable, ResidentView};
+use crate::policy::ResidentView;
 
-/// The policy's view of the tables while it picks a victim.
+/// Which resident objects a request for device memory may evict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Victims {
+    /// Any the policy chooses, but the launch's own: a launch must run.
+    Any,
+    /// Only one the announced future needs after use `need` (or never), and never a prefetch
+    /// still to be used: a prefetch for use `need` does no harm.
+    NeededAfter(u64),
+}
+
+/// The policy's view of the object table while it picks a victim.
 struct View<'a, B: Backend> {
-    cache: &'a ElementCache<B>,
+    objects: &'a Objects<B>,
     pinned: &'a [ObjectId],
-    objects: &'a IdTable<Entry>,
+    /// Prefetches still to be used are not evictable.
+    spare_prefetched: bool,
 }
 
 impl<B: Backend> ResidentView for View<'_, B> {
     fn is_evictable(&self, id: ObjectId) -> bool {
-        !self.pinned.contains(&id) && self.cache.contains(id)
+        self.objects.find(id).is_some_and(|e| {
+            e.life.is_resident()
+                && !(self.spare_prefetched && e.prefetched)
+                && !self.pinned.contains(&id)
+        })
     }
 
     fn is_dirty(&self, id: ObjectId) -> bool {
-        self.objects
-            .get(&id)
-            .is_some_and(|e| e.life.kind() == State::DeviceDirty)
+        self.objects.state(id) == Some(State::DeviceDirty)
     }
 }
 
 impl<B: Backend> Runtime<B> {
-    /// A block of `bytes`, with the uses it still has in flight (non-empty only for a pool
-    /// reuse): pool reuse (within the reuse tolerance), else a new block (a driver allocation
-    /// within the budget, or a range of the arena), else drain the pool, evict (handing the
-    /// victim's block over when it fits), and retry. `stream` is the stream any write-back is
-    /// ordered on. With managed memory: a new managed allocation, or an error.
+    /// A block of `bytes`, with the uses it still has in flight (non-empty for a pool reuse or
+    /// a handover): pool reuse (within the reuse tolerance), else a new block (a driver
+    /// allocation within the budget, or a range of the arena), else drain the pool, evict one
+    /// of `victims` (handing its block over when it fits), and retry. `None` when no victim is
+    /// left that `victims` allows. `stream` is the stream any write-back is ordered on. With
+    /// managed memory: a new managed allocation, or an error.
+    ///
+    /// Launches ([`Victims::Any`]) and prefetches ([`Victims::NeededAfter`]) both come here:
+    /// there is one allocation path.
     pub(super) fn obtain_block(
         &mut self,
         bytes: usize,
         stream: usize,
-    ) -> Result<(Block<B>, Hazards<B>)> {
+        victims: Victims,
+    ) -> Result<Option<(Block<B>, Hazards<B>)>> {
         if self.config.managed {
             let buffer = self.obtain_managed(bytes)?;
             let block = Block::Buffer(buffer);
             self.events.block(EventKind::Alloc, bytes, block.id());
-            return Ok((block, Hazards::default()));
+            return Ok(Some((block, Hazards::default())));
         }
         let limit = self.config.reuse_limit(bytes);
         if self.config.lazy_release
-            && let Some(p) = self.pool.take(bytes, limit)
+            && let Some(p) = self.space.pool.take(bytes, limit)
         {
             self.events
                 .block(EventKind::PoolReuse, p.block.bytes(), p.block.id());
             self.counters.pool_reuses += 1;
             self.counters.pool_slack_bytes += (p.block.bytes() - bytes) as u64;
-            return Ok((p.block, p.hazards));
+            return Ok(Some((p.block, p.hazards)));
         }
         loop {
             if let Some(block) = self.new_block(bytes)? {
-                return Ok((block, Hazards::default()));
+                return Ok(Some((block, Hazards::default())));
             }
-            if !self.pool.is_empty() {
+            if !self.space.pool.is_empty() {
                 self.drain_pool()?;
                 continue;
             }
             let fragmented = self.note_fragmentation(bytes);
-            match self.choose_victim()? {
-                Some(victim) => {
-                    if fragmented {
-                        self.counters.fragmentation_evictions += 1;
-                    }
-                    if let Some(handed) = self.evict_for(victim, stream, bytes, limit)? {
-                        return Ok(handed);
-                    }
+            let Some(victim) = self.choose_victim(victims)? else {
+                return Ok(None);
+            };
+            if let Victims::NeededAfter(need) = victims {
+                let later = self.lookahead.next_use(victim);
+                if later <= need && later != NEVER {
+                    return Ok(None); // do no harm: the victim is needed first
                 }
-                None => return Err(self.no_room(bytes)),
+            }
+            if fragmented {
+                self.counters.fragmentation_evictions += 1;
+            }
+            if let Some(handed) = self.evict_for(victim, stream, bytes, limit)? {
+                return Ok(Some(handed));
             }
         }
     }
@@ -87,22 +113,22 @@ impl<B: Backend> Runtime<B> {
     /// allocation within the budget. `None` when there is none (the arena has no free piece
     /// that large, the budget is spent, or the device is out of memory).
     pub(super) fn new_block(&mut self, bytes: usize) -> Result<Option<Block<B>>> {
-        if let Some(arena) = &mut self.arena {
+        if let Some(arena) = &mut self.space.arena {
             let Some((offset, size)) = arena.space.alloc(bytes) else {
                 return Ok(None);
             };
-            self.used += size;
+            self.space.used += size;
             self.counters.arena_allocations += 1;
             let block = Block::Arena { offset, size };
             self.events.block(EventKind::ArenaAlloc, size, block.id());
             return Ok(Some(block));
         }
-        if self.used + bytes > self.budget {
+        if self.space.used + bytes > self.space.budget {
             return Ok(None);
         }
         match self.backend.alloc(bytes) {
             Ok(buffer) => {
-                self.used += bytes;
+                self.space.used += bytes;
                 let block = Block::Buffer(buffer);
                 self.events.block(EventKind::Alloc, bytes, block.id());
                 Ok(Some(block))
@@ -117,7 +143,7 @@ impl<B: Backend> Runtime<B> {
     /// In arena mode, whether a request of `bytes` fails although the arena has that many bytes
     /// free (in pieces); notes the stranded bytes.
     fn note_fragmentation(&mut self, bytes: usize) -> bool {
-        let Some(arena) = &self.arena else {
+        let Some(arena) = &self.space.arena else {
             return false;
         };
         let free = arena.space.free_bytes();
@@ -130,8 +156,9 @@ impl<B: Backend> Runtime<B> {
     }
 
     /// The error when nothing is left to evict for a request of `bytes`.
-    fn no_room(&self, bytes: usize) -> Error {
-        if let Some(arena) = &self.arena
+    pub(super) fn no_room(&self, bytes: usize) -> Error {
+        let budget = self.space.budget;
+        if let Some(arena) = &self.space.arena
             && arena.space.free_bytes() >= SubAllocator::rounded(bytes)
         {
             return Error::Fragmented {
@@ -141,18 +168,18 @@ impl<B: Backend> Runtime<B> {
             };
         }
         let pinned = self.pinned_bytes();
-        let device_room = if self.arena.is_some() {
-            self.budget
+        let device_room = if self.space.arena.is_some() {
+            budget
         } else {
             self.backend
                 .mem_info()
-                .map(|m| m.free + self.used)
-                .unwrap_or(self.budget)
+                .map(|m| m.free + self.space.used)
+                .unwrap_or(budget)
         };
         Error::DoesNotFit {
             needed: pinned + bytes,
-            available: self.budget.min(device_room),
-            budget: self.budget,
+            available: budget.min(device_room),
+            budget,
         }
     }
 
@@ -160,17 +187,17 @@ impl<B: Backend> Runtime<B> {
     fn pinned_bytes(&self) -> usize {
         self.pinned
             .iter()
-            .filter_map(|&id| self.cache.get(id))
-            .map(Resident::bytes)
+            .filter_map(|&id| self.objects.device(id))
+            .map(DeviceCopy::bytes)
             .sum()
     }
 
-    /// Asks the policy for a victim and checks its answer.
-    pub(super) fn choose_victim(&mut self) -> Result<Option<ObjectId>> {
+    /// Asks the policy for a victim among those `victims` allows, and checks its answer.
+    fn choose_victim(&mut self, victims: Victims) -> Result<Option<ObjectId>> {
         let view = View {
-            cache: &self.cache,
-            pinned: &self.pinned,
             objects: &self.objects,
+            pinned: &self.pinned,
+            spare_prefetched: victims != Victims::Any,
         };
         let victim = self.policy.choose_victim(&view);
         match victim {
@@ -234,7 +261,7 @@ impl<B: Backend> Runtime<B> {
 
     /// With asynchronous write-back (prefetch on), an evicted copy's uses are not waited for by
     /// the eviction: wait for them before its blocks are freed.
-    fn settle_async(&self, r: &Resident<B>) -> Result<()> {
+    fn settle_async(&self, r: &DeviceCopy<B>) -> Result<()> {
         if self.config.prefetch.is_some() {
             r.hazards.settle(&self.backend)?;
         }
@@ -249,7 +276,7 @@ impl<B: Backend> Runtime<B> {
     /// With prefetch on, the write-back is queued on the copy stream instead
     /// (`WriteBackIssued`, `writeback.rs`) and nothing is waited for: the device copy's hazards
     /// carry the victim's uses and the copy.
-    fn evict_resident(&mut self, id: ObjectId, stream: usize) -> Result<Resident<B>> {
+    fn evict_resident(&mut self, id: ObjectId, stream: usize) -> Result<DeviceCopy<B>> {
         let async_copy = self.copy_stream();
         if self.entry(id)?.life.kind() == State::DeviceDirty {
             if let Some(copy) = async_copy {
@@ -263,24 +290,19 @@ impl<B: Backend> Runtime<B> {
             self.events
                 .note(EventKind::WriteBack, Some(id), Some(stream), 0, None);
         }
-        if let Some(r) = self.cache.get(id)
+        if let Some(d) = self.objects.device(id)
             && async_copy.is_none()
         {
-            r.hazards.settle(&self.backend)?;
+            d.hazards.settle(&self.backend)?;
         }
         // Refused (the object is not consistent), the eviction changes nothing.
         let (life, log) = self.life_mut(id)?;
-        life.evicted(log)?;
-        let Some(r) = self.cache.remove(id) else {
-            return Err(Error::Internal(format!(
-                "evicting {id}, which is not resident"
-            )));
-        };
+        let d = life.evicted(log)?;
         self.policy.on_evict(id);
         self.forget_prefetch(id);
         self.counters.evictions += 1;
         self.note_object(EventKind::Evict, id, Some(stream));
-        Ok(r)
+        Ok(d)
     }
 
     /// Records the copy back of `id` that [`Runtime::read_back`] just made on `stream`.
@@ -288,7 +310,7 @@ impl<B: Backend> Runtime<B> {
         if !self.events.is_on() {
             return;
         }
-        let calls = self.cache.get(id).map_or(0, |r| r.blocks.len()) as u32;
+        let calls = self.objects.device(id).map_or(0, |r| r.blocks.len()) as u32;
         let on = (!self.config.managed).then_some(stream);
         self.note_object(EventKind::CopyD2H { calls }, id, on);
     }
@@ -317,15 +339,15 @@ impl<B: Backend> Runtime<B> {
             return self.managed_read_back(id, host);
         }
         let r = self
-            .cache
-            .get(id)
+            .objects
+            .device(id)
             .ok_or_else(|| Error::Internal(format!("syncing {id}, which is not resident")))?;
         let s = &self.streams[stream];
         r.hazards.before_read(&self.backend, stream, s)?;
         let chunk = r.block_elems(&layout);
         for (values, block) in host.chunks_mut(chunk).zip(&r.blocks) {
             let (buffer, offset) = block
-                .place(self.arena_buffer())
+                .place(self.space.arena_buffer())
                 .ok_or_else(|| Error::Internal(format!("{id} is in an arena that is not there")))?;
             self.backend
                 .copy_d2h(s, buffer, offset, as_bytes_mut(values))?;
@@ -333,25 +355,33 @@ impl<B: Backend> Runtime<B> {
         Ok(host)
     }
 
-    /// Drops the device copy of an object, if it has one: its blocks go to the free pool (or
-    /// are freed). Callers take the object's transition (`HostWritten`, `Released`,
-    /// `RolledBack`, `Uncached`).
-    pub(super) fn drop_device_copy(&mut self, id: ObjectId) -> Result<()> {
-        self.forget_prefetch(id);
-        self.discard_write_back(id);
-        match self.cache.remove(id) {
-            Some(r) => {
-                self.policy.on_remove(id);
-                self.note_object(EventKind::Drop, id, None);
-                self.dispose(r)
+    /// Disposes of what a transition took off the device side of `id` (`HostWritten`,
+    /// `Released`): a device copy as [`Runtime::discard_device`] does, a write-back in flight
+    /// once its copy has completed.
+    pub(super) fn dispose_left(&mut self, id: ObjectId, left: Left<B>) -> Result<()> {
+        match left {
+            Left::Nothing => Ok(()),
+            Left::Device(d) => self.discard_device(id, d),
+            Left::WriteBack(w) => {
+                self.discard_write_back(w);
+                Ok(())
             }
-            None => Ok(()),
         }
+    }
+
+    /// Disposes of the device copy a transition took from `id` other than by eviction
+    /// (`HostWritten`, `Released`, `RolledBack`, `Uncached`): the policy forgets the object,
+    /// an unused prefetch of it was wasted, and its blocks go to the free pool (or are freed).
+    pub(super) fn discard_device(&mut self, id: ObjectId, d: DeviceCopy<B>) -> Result<()> {
+        self.forget_prefetch(id);
+        self.policy.on_remove(id);
+        self.note_object(EventKind::Drop, id, None);
+        self.dispose(d)
     }
 
     /// Returns a former device copy's blocks: to the free pool with their in-flight uses when
     /// lazy release is on, else freed once those uses have completed.
-    pub(super) fn dispose(&mut self, mut r: Resident<B>) -> Result<()> {
+    pub(super) fn dispose(&mut self, mut r: DeviceCopy<B>) -> Result<()> {
         if self.config.lazy_release {
             // Every block keeps the object's uses; the last one takes them over.
             let mut blocks = r.blocks.into_iter().peekable();
@@ -367,7 +397,7 @@ impl<B: Backend> Runtime<B> {
                     block.bytes(),
                     Some(block.id()),
                 );
-                self.pool.put(Pooled { block, hazards });
+                self.space.pool.put(Pooled { block, hazards });
             }
             Ok(())
         } else {
@@ -382,7 +412,7 @@ impl<B: Backend> Runtime<B> {
     fn free_blocks(&mut self, blocks: impl IntoIterator<Item = Block<B>>) -> Result<()> {
         let mut first = Ok(());
         for block in blocks {
-            self.used -= block.bytes();
+            self.space.used -= block.bytes();
             let kind = match block {
                 Block::Buffer(_) => EventKind::Free,
                 Block::Arena { .. } => EventKind::ArenaFree,
@@ -391,7 +421,7 @@ impl<B: Backend> Runtime<B> {
                 .note(kind, None, None, block.bytes(), Some(block.id()));
             let freed = match block {
                 Block::Buffer(b) => self.backend.free(b).map_err(Error::from),
-                Block::Arena { offset, size } => match &mut self.arena {
+                Block::Arena { offset, size } => match &mut self.space.arena {
                     Some(arena) => arena.space.release(offset, size).map_err(Error::Internal),
                     None => Err(Error::Internal(format!(
                         "arena bytes {offset}+{size} freed without an arena"
@@ -406,11 +436,11 @@ impl<B: Backend> Runtime<B> {
     /// Frees every pooled block (MemHC's step 4: the pool goes before anything is evicted).
     pub(super) fn drain_pool(&mut self) -> Result<()> {
         let mut first = Ok(());
-        for p in self.pool.drain() {
+        for p in self.space.pool.drain() {
             let settled = p.hazards.settle(&self.backend);
             // A block whose uses cannot be confirmed complete must not be freed: keep it.
             if let Err(e) = settled {
-                self.pool.put(p);
+                self.space.pool.put(p);
                 first = first.and(Err(e.into()));
                 continue;
             }

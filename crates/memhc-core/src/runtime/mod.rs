@@ -39,7 +39,9 @@ mod audit;
 mod launch;
 mod managed;
 mod memory;
+mod objects;
 mod prefetch;
+mod space;
 mod work;
 mod writeback;
 
@@ -50,29 +52,21 @@ use crate::backend::instrumented::Instrumented;
 use crate::backend::{Backend, DeviceMemory};
 use crate::block::Block;
 use crate::config::Config;
-use crate::element_cache::ElementCache;
 use crate::error::{Error, Result};
 use crate::events::{EventKind, EventLog, Events};
 use crate::free_pool::FreePool;
 use crate::host_pool::HostPool;
-use crate::lifecycle::{Lifecycle, TransitionLog};
+use crate::lifecycle::{Left, Lifecycle, TransitionLog};
 use crate::lookahead::Lookahead;
 use crate::object::{Layout, ObjectId, ObjectKind, State};
-use crate::policy::{EvictionPolicy, IdMap, IdSet, IdTable};
+use crate::policy::EvictionPolicy;
 use crate::stats::{ArenaUsage, Stats};
 
 pub use audit::AuditError;
 use launch::Scratch;
+use objects::{Entry, Objects};
+use space::Space;
 pub use work::{Components, Launch};
-
-/// What the runtime knows about one object besides its device copy.
-#[derive(Debug)]
-struct Entry {
-    kind: ObjectKind,
-    layout: Layout,
-    /// The state, holding the host copy where it is valid; changed only by its transitions.
-    life: Lifecycle,
-}
 
 /// Cache events, counted by the runtime (device traffic is counted by [`Instrumented`]).
 #[derive(Clone, Copy, Debug, Default)]
@@ -96,40 +90,29 @@ struct CacheCounters {
 }
 
 /// The MemHC runtime on backend `B`. See the [module documentation](self).
+///
+/// Its parts, by what each owns: the device (`backend`, `streams`), the objects (`objects`:
+/// one record per object, holding its host copy, device copy and write-back), the device
+/// memory no object owns (`space`: budget, free pool, arena), the eviction order (`policy`,
+/// with `pinned`, the objects a launch in progress protects), the future (`lookahead`), the
+/// host memory kept for copies back (`host_pool`), and what is counted and logged
+/// (`counters`, `events`).
 pub struct Runtime<B: Backend> {
     backend: Instrumented<B>,
     /// The launch streams, then (prefetch on) the copy stream.
     streams: Vec<B::Stream>,
     config: Config,
-    budget: usize,
-    objects: IdTable<Entry>,
-    cache: ElementCache<B>,
-    pool: FreePool<B>,
-    /// The arena, in arena mode.
-    arena: Option<Arena<B>>,
+    objects: Objects<B>,
+    space: Space<B>,
     policy: Box<dyn EvictionPolicy>,
-    /// Bytes held in blocks (driver buffers, or arena ranges): resident plus pooled.
-    used: usize,
     /// Objects a launch in progress is using: never evicted. A launch uses a handful of
     /// objects, so a list is the fastest set.
     pinned: Vec<ObjectId>,
     counters: CacheCounters,
-    /// Every lifecycle transition taken or refused.
-    transitions: TransitionLog,
-    next_id: u64,
-    /// Lists launches reuse.
+    /// Lists launches and prefetches reuse.
     scratch: Scratch,
     /// Prefetch on: the announced future and how far the run has come.
     lookahead: Lookahead,
-    /// Prefetch on: objects a prefetch brought in that no launch has used yet.
-    prefetched: IdSet,
-    /// Prefetch on: the list of uses to prefetch, reused from launch to launch.
-    scratch_prefetch: Vec<(u64, ObjectId)>,
-    /// Write-backs in flight, by object (`WritingBack`).
-    pending: IdMap<writeback::Pending<B>>,
-    /// Write-backs no longer needed whose completion could not be confirmed: their host memory
-    /// is kept until the runtime is dropped.
-    orphans: Vec<writeback::Pending<B>>,
     /// The event log's recorder ([`Config::events`]), or nothing.
     events: Events,
     /// Host vectors of released objects, for copies back to land in
@@ -142,10 +125,10 @@ impl<B: Backend> std::fmt::Debug for Runtime<B> {
         f.debug_struct("Runtime")
             .field("backend", &self.backend.name())
             .field("config", &self.config)
-            .field("budget", &self.budget)
+            .field("budget", &self.space.budget)
             .field("objects", &self.objects.len())
-            .field("resident", &self.cache.len())
-            .field("used", &self.used)
+            .field("resident_bytes", &self.space.resident_bytes())
+            .field("used", &self.space.used)
             .finish()
     }
 }
@@ -196,23 +179,18 @@ impl<B: Backend> Runtime<B> {
         Ok(Runtime {
             backend,
             streams,
-            budget,
-            objects: IdTable::default(),
-            cache: ElementCache::default(),
-            pool: FreePool::default(),
-            arena,
+            objects: Objects::default(),
+            space: Space {
+                budget,
+                used: 0,
+                pool: FreePool::default(),
+                arena,
+            },
             policy,
-            used: 0,
             pinned: Vec::new(),
             counters: CacheCounters::default(),
-            transitions: TransitionLog::default(),
-            next_id: 0,
             scratch: Scratch::default(),
             lookahead: Lookahead::default(),
-            prefetched: IdSet::default(),
-            scratch_prefetch: Vec::new(),
-            pending: IdMap::default(),
-            orphans: Vec::new(),
             events,
             host_pool: HostPool::new(config.host_pool_bytes, config.host_pool_min_bytes),
             config,
@@ -226,7 +204,7 @@ impl<B: Backend> Runtime<B> {
 
     /// The device budget in bytes.
     pub fn budget(&self) -> usize {
-        self.budget
+        self.space.budget
     }
 
     /// The backend (for inspection; all work goes through the runtime).
@@ -243,31 +221,22 @@ impl<B: Backend> Runtime<B> {
     /// Device bytes held now: resident objects plus pooled blocks (in arena mode, the bytes of
     /// the arena in use).
     pub fn used_bytes(&self) -> usize {
-        self.used
+        self.space.used
     }
 
     /// In arena mode, how the arena is used now: its size, free bytes and largest free piece.
     pub fn arena_usage(&self) -> Option<ArenaUsage> {
-        self.arena.as_ref().map(|a| ArenaUsage {
-            capacity: a.space.capacity(),
-            free: a.space.free_bytes(),
-            largest_free: a.space.largest_free(),
-        })
-    }
-
-    /// The arena's buffer, in arena mode.
-    fn arena_buffer(&self) -> Option<&B::Buffer> {
-        self.arena.as_ref().map(|a| &a.buffer)
+        self.space.arena_usage()
     }
 
     /// Device bytes held by resident objects.
     pub fn resident_bytes(&self) -> usize {
-        self.cache.bytes()
+        self.space.resident_bytes()
     }
 
     /// Device bytes held by the free pool.
     pub fn pooled_bytes(&self) -> usize {
-        self.pool.bytes()
+        self.space.pool.bytes()
     }
 
     /// The eviction policy's name.
@@ -277,7 +246,7 @@ impl<B: Backend> Runtime<B> {
 
     /// Registers host data as a host-backed object of `layout` (components back to back).
     pub fn register(&mut self, data: Vec<Complex64>, layout: Layout) -> Result<ObjectId> {
-        check_len(ObjectId::from_index(self.next_id), &layout, data.len())?;
+        check_len(self.objects.next_id(), &layout, data.len())?;
         Ok(
             self.make(EventKind::Register, ObjectKind::HostBacked, layout, |log| {
                 Lifecycle::registered(data, log)
@@ -296,35 +265,29 @@ impl<B: Backend> Runtime<B> {
         ))
     }
 
-    /// Makes the next object: its id, room for it in the per-object tables (the element
-    /// cache's and the policy's, so that the launch that makes it resident grows none), its
-    /// event, and its entry with the lifecycle `life` starts it in.
+    /// Makes the next object: its record, in the state `life` starts it in, room for it in the
+    /// policy's tables (so that the launch that makes it resident grows none), and its event.
     fn make(
         &mut self,
         event: EventKind,
         kind: ObjectKind,
         layout: Layout,
-        life: impl FnOnce(&mut TransitionLog) -> Lifecycle,
+        life: impl FnOnce(&mut TransitionLog) -> Lifecycle<B>,
     ) -> ObjectId {
-        let id = ObjectId::from_index(self.next_id);
-        self.next_id += 1;
-        self.cache.reserve(id);
+        let id = self.objects.make(kind, layout, life);
         self.policy.on_register(id);
         self.events
             .note(event, Some(id), None, layout.bytes(), None);
-        let life = life(&mut self.transitions);
-        self.objects.insert(id, Entry { kind, layout, life });
         id
     }
 
-    fn entry(&self, id: ObjectId) -> Result<&Entry> {
-        self.objects.get(&id).ok_or(Error::UnknownObject(id))
+    fn entry(&self, id: ObjectId) -> Result<&Entry<B>> {
+        self.objects.get(id)
     }
 
     /// An object's lifecycle, with the log its transitions are counted in.
-    fn life_mut(&mut self, id: ObjectId) -> Result<(&mut Lifecycle, &mut TransitionLog)> {
-        let e = self.objects.get_mut(&id).ok_or(Error::UnknownObject(id))?;
-        Ok((&mut e.life, &mut self.transitions))
+    fn life_mut(&mut self, id: ObjectId) -> Result<(&mut Lifecycle<B>, &mut TransitionLog)> {
+        self.objects.life_mut(id)
     }
 
     /// The layout of an object.
@@ -344,7 +307,7 @@ impl<B: Backend> Runtime<B> {
 
     /// Whether an object has a device copy now.
     pub fn is_resident(&self, id: ObjectId) -> bool {
-        self.cache.contains(id)
+        self.objects.is_resident(id)
     }
 
     /// Number of live objects.
@@ -357,8 +320,7 @@ impl<B: Backend> Runtime<B> {
     pub fn begin_vector(&mut self, members: &[ObjectId]) -> Result<()> {
         let mut resident = Vec::with_capacity(members.len());
         for &id in members {
-            self.entry(id)?;
-            if self.cache.contains(id) {
+            if self.entry(id)?.life.is_resident() {
                 resident.push(id);
             }
         }
@@ -367,20 +329,21 @@ impl<B: Backend> Runtime<B> {
     }
 
     /// A hint that `ids` will be used or released soon: reads what that will read first (each
-    /// object's entry, its element-cache record, the first element of its host copy), all in
-    /// one pass, so that their cache misses overlap instead of each waiting on the one before.
+    /// object's record and the first element of its host copy), all in one pass, so that their
+    /// CPU cache misses overlap instead of each waiting on the one before. (The CPU's caches:
+    /// nothing is brought to the device.)
     /// On a long queue whose objects are drawn from its whole history, those records are cold,
     /// and a runner that knows what a vector will release can warm them while it announces the
     /// vector. Changes nothing; ids unknown or released are skipped.
     pub fn warm(&self, ids: &[ObjectId]) {
         let mut seen = 0usize;
         for id in ids {
-            if let Some(e) = self.objects.get(id) {
+            if let Some(e) = self.objects.find(*id) {
                 // The allocator writes there when a released object's copy is freed.
                 let first = e.life.host().and_then(<[Complex64]>::first);
                 seen += first.map_or(0, |c| usize::from(c.re == 0.0));
+                seen += usize::from(e.life.is_resident());
             }
-            seen += usize::from(self.cache.contains(*id));
         }
         // Keeps the reads: nothing else uses what they found.
         std::hint::black_box(seen);
@@ -391,7 +354,7 @@ impl<B: Backend> Runtime<B> {
     /// intermediates up front). The `belady` policy uses it, and prefetch
     /// ([`Config::prefetch`]).
     pub fn set_future(&mut self, accesses: &[ObjectId]) -> Result<()> {
-        if let Some(&bad) = accesses.iter().find(|id| !self.objects.contains_key(id)) {
+        if let Some(&bad) = accesses.iter().find(|&&id| !self.objects.contains(id)) {
             return Err(Error::UnknownObject(bad));
         }
         self.policy.set_future(accesses);
@@ -430,12 +393,11 @@ impl<B: Backend> Runtime<B> {
     pub fn write(&mut self, id: ObjectId, data: Vec<Complex64>) -> Result<()> {
         let layout = self.entry(id)?.layout;
         check_len(id, &layout, data.len())?;
-        let dropped = self.drop_device_copy(id);
         let (life, log) = self.life_mut(id)?;
-        life.host_written(data, log)?;
+        let left = life.host_written(data, log)?;
         self.events
             .note(EventKind::HostWrite, Some(id), None, layout.bytes(), None);
-        dropped
+        self.dispose_left(id, left)
     }
 
     /// Releases an object: it is gone, and its device buffers go to the free pool (or are
@@ -450,12 +412,13 @@ impl<B: Backend> Runtime<B> {
 
     /// Releases `id` and hands back its host copy, if it holds one.
     fn remove(&mut self, id: ObjectId) -> Result<Option<Vec<Complex64>>> {
-        let bytes = self.entry(id)?.layout.bytes();
-        let dropped = self.drop_device_copy(id);
-        let host = self
-            .objects
-            .remove(&id)
-            .and_then(|e| e.life.released(&mut self.transitions));
+        let entry = self.objects.remove(id).ok_or(Error::UnknownObject(id))?;
+        let bytes = entry.layout.bytes();
+        if entry.prefetched {
+            self.counters.prefetch_wasted += 1;
+        }
+        let (host, left) = entry.life.released(&mut self.objects.transitions);
+        let dropped = self.dispose_left(id, left);
         self.events
             .note(EventKind::Release, Some(id), None, bytes, None);
         dropped.map(|()| host)
@@ -470,7 +433,20 @@ impl<B: Backend> Runtime<B> {
     /// Every lifecycle transition the runtime's objects took, and any it refused (see
     /// [`lifecycle`](crate::lifecycle)).
     pub fn transitions(&self) -> &TransitionLog {
-        &self.transitions
+        &self.objects.transitions
+    }
+
+    /// The index of the copy stream (after the launch streams), when prefetch is on.
+    fn copy_stream(&self) -> Option<usize> {
+        self.config.prefetch.map(|_| self.config.streams)
+    }
+
+    /// `id` leaves the device: if a prefetch brought it in and nothing used it, that prefetch
+    /// was wasted.
+    fn forget_prefetch(&mut self, id: ObjectId) {
+        if self.objects.unmark_prefetched(id) {
+            self.counters.prefetch_wasted += 1;
+        }
     }
 
     /// Records an event about object `id` (its bytes: its size) when the log is on; off, no
@@ -485,7 +461,7 @@ impl<B: Backend> Runtime<B> {
     #[cold]
     #[inline(never)]
     fn note_object_on(&mut self, kind: EventKind, id: ObjectId, stream: Option<usize>) {
-        let bytes = self.objects.get(&id).map_or(0, |e| e.layout.bytes());
+        let bytes = self.objects.find(id).map_or(0, |e| e.layout.bytes());
         self.events.note(kind, Some(id), stream, bytes, None);
     }
 
@@ -558,18 +534,25 @@ impl<B: Backend> Drop for Runtime<B> {
     fn drop(&mut self) {
         // Nothing can be reported from here: wait for the device, then return every buffer.
         let _ = self.backend.synchronize();
-        let blocks = self
-            .cache
-            .drain()
+        let entries = self.objects.drain();
+        let log = &mut self.objects.transitions;
+        let resident: Vec<_> = entries
             .into_iter()
-            .flat_map(|(_, r)| r.blocks)
-            .chain(self.pool.drain().into_iter().map(|p| p.block));
+            .filter_map(|(_, e)| match e.life.released(log).1 {
+                Left::Device(d) => Some(d),
+                Left::Nothing | Left::WriteBack(_) => None,
+            })
+            .collect();
+        let blocks = resident
+            .into_iter()
+            .flat_map(|d| d.blocks)
+            .chain(self.space.pool.drain().into_iter().map(|p| p.block));
         for block in blocks {
             if let Block::Buffer(b) = block {
                 let _ = self.backend.free(b);
             }
         }
-        if let Some(arena) = self.arena.take() {
+        if let Some(arena) = self.space.arena.take() {
             let _ = self.backend.free(arena.buffer);
         }
     }

@@ -24,21 +24,15 @@
 //! overwritten from the host) is counted as wasted; its blocks go where any object's go.
 
 use super::Runtime;
+use super::memory::Victims;
 use crate::backend::Backend;
-use crate::block::Block;
-use crate::element_cache::Resident;
+use crate::device_copy::DeviceCopy;
 use crate::error::Result;
 use crate::events::EventKind;
-use crate::hazards::{Hazards, Tagged};
-use crate::lookahead::NEVER;
+use crate::hazards::Tagged;
 use crate::object::{ObjectId, State};
 
 impl<B: Backend> Runtime<B> {
-    /// The index of the copy stream (after the launch streams), when prefetch is on.
-    pub(super) fn copy_stream(&self) -> Option<usize> {
-        self.config.prefetch.map(|_| self.config.streams)
-    }
-
     /// A launch is about to use `id` (prefetch on): its planned use is consumed, a prefetch it
     /// finds is a prefetch hit, and a write-back still in flight lands first.
     pub(super) fn note_use(&mut self, id: ObjectId) -> Result<()> {
@@ -46,7 +40,7 @@ impl<B: Backend> Runtime<B> {
             return Ok(());
         }
         self.lookahead.consume(id);
-        if self.prefetched.remove(&id) {
+        if self.objects.unmark_prefetched(id) {
             self.counters.prefetch_hits += 1;
         }
         if self.entry(id)?.life.kind() == State::WritingBack {
@@ -55,45 +49,31 @@ impl<B: Backend> Runtime<B> {
         Ok(())
     }
 
-    /// `id` leaves the device: if a prefetch brought it in and nothing used it, that prefetch
-    /// was wasted.
-    pub(super) fn forget_prefetch(&mut self, id: ObjectId) {
-        if self.prefetched.remove(&id) {
-            self.counters.prefetch_wasted += 1;
-        }
-    }
-
     /// After a launch: prefetches the objects of the next uses (see the module documentation).
     /// Failures stop it and are not reported: the objects stay on the host.
     pub(super) fn prefetch_ahead(&mut self) {
         let (Some(p), Some(copy)) = (self.config.prefetch, self.copy_stream()) else {
             return;
         };
-        let mut wanted = std::mem::take(&mut self.scratch_prefetch);
+        let mut wanted = std::mem::take(&mut self.scratch.prefetch);
         wanted.clear();
         wanted.extend(self.lookahead.ahead(p.window).filter(|&(_, id)| {
-            !self.cache.contains(id)
-                && self
-                    .objects
-                    .get(&id)
-                    .is_some_and(|e| matches!(e.life.kind(), State::HostValid | State::WritingBack))
+            matches!(
+                self.objects.state(id),
+                Some(State::HostValid | State::WritingBack)
+            )
         }));
-        if !wanted.is_empty() {
-            // The prefetcher never evicts another prefetch that is still to be used.
-            self.pinned.extend(self.prefetched.iter().copied());
-            for &(_, id) in &wanted {
-                if self.cache.contains(id) {
-                    continue; // listed twice in the window
-                }
-                let need = self.lookahead.next_use(id);
-                match self.prefetch_one(id, need, copy) {
-                    Ok(true) => self.pinned.push(id),
-                    Ok(false) | Err(_) => break,
-                }
+        for &(_, id) in &wanted {
+            if self.objects.is_resident(id) {
+                continue; // listed twice in the window
             }
-            self.pinned.clear();
+            let need = self.lookahead.next_use(id);
+            match self.prefetch_one(id, need, copy) {
+                Ok(true) => {}
+                Ok(false) | Err(_) => break,
+            }
         }
-        self.scratch_prefetch = wanted;
+        self.scratch.prefetch = wanted;
     }
 
     /// Prefetches `id`, whose next use is at `need`, on stream `copy`. `Ok(false)`: no room
@@ -104,10 +84,10 @@ impl<B: Backend> Runtime<B> {
             self.land(id)?;
         }
         let layout = self.entry(id)?.layout;
-        let (mut resident, count, size) = Resident::empty(layout, self.config.packing);
+        let (mut resident, count, size) = DeviceCopy::empty(layout, self.config.packing);
         self.events.serve(Some(id));
         for _ in 0..count {
-            match self.prefetch_block(size, need, copy) {
+            match self.obtain_block(size, copy, Victims::NeededAfter(need)) {
                 Ok(Some((block, hazards))) => {
                     resident.blocks.push(block);
                     resident.hazards.absorb(hazards);
@@ -150,16 +130,14 @@ impl<B: Backend> Runtime<B> {
             event,
         });
         let (life, log) = self.life_mut(id)?;
-        if let Err(e) = life.prefetched(log) {
-            self.dispose(resident)?;
-            return Err(e.into());
-        }
-        if let Some(old) = self.cache.insert(id, resident) {
-            // Unreachable: `id` was not resident. Keep the tables exact anyway.
-            self.dispose(old)?;
+        if let Err(refused) = life.prefetched(resident, log) {
+            self.dispose(refused.input)?;
+            return Err(refused.error.into());
         }
         self.policy.on_prefetch(id);
-        self.prefetched.insert(id);
+        if let Some(e) = self.objects.find_mut(id) {
+            e.prefetched = true;
+        }
         self.counters.prefetches += 1;
         self.counters.prefetch_bytes += layout.bytes() as u64;
         self.events.note(
@@ -172,61 +150,22 @@ impl<B: Backend> Runtime<B> {
         Ok(true)
     }
 
-    /// A block of `bytes` for a prefetch whose next use is at `need`: the allocation path's
-    /// steps, except that a victim is evicted only if it is needed later than `need`.
-    fn prefetch_block(
-        &mut self,
-        bytes: usize,
-        need: u64,
-        copy: usize,
-    ) -> Result<Option<(Block<B>, Hazards<B>)>> {
-        let limit = self.config.reuse_limit(bytes);
-        if self.config.lazy_release
-            && let Some(p) = self.pool.take(bytes, limit)
-        {
-            self.events
-                .block(EventKind::PoolReuse, p.block.bytes(), p.block.id());
-            self.counters.pool_reuses += 1;
-            self.counters.pool_slack_bytes += (p.block.bytes() - bytes) as u64;
-            return Ok(Some((p.block, p.hazards)));
-        }
-        loop {
-            if let Some(block) = self.new_block(bytes)? {
-                return Ok(Some((block, Hazards::default())));
-            }
-            if !self.pool.is_empty() {
-                self.drain_pool()?;
-                continue;
-            }
-            let Some(victim) = self.choose_victim()? else {
-                return Ok(None);
-            };
-            let later = self.lookahead.next_use(victim);
-            if later <= need && later != NEVER {
-                return Ok(None); // do no harm: the victim is needed first
-            }
-            if let Some(handed) = self.evict_for(victim, copy, bytes, limit)? {
-                return Ok(Some(handed));
-            }
-        }
-    }
-
     /// The prefetch invariants, for `audit()`: every object prefetched and not yet used is
     /// resident and consistent; without prefetch, nothing is.
     pub(super) fn audit_prefetch(&self, bad: &mut Vec<String>) {
-        for &id in &self.prefetched {
-            let state = self.objects.get(&id).map(|e| e.life.kind());
-            if state != Some(State::Consistent) || !self.cache.contains(id) {
+        let mut prefetched = 0usize;
+        for (id, e) in self.objects.iter().filter(|(_, e)| e.prefetched) {
+            prefetched += 1;
+            let state = e.life.kind();
+            if state != State::Consistent {
                 bad.push(format!(
-                    "{id} is a prefetch still to be used, but is {state:?} (resident: {})",
-                    self.cache.contains(id)
+                    "{id} is a prefetch still to be used, but is {state:?}"
                 ));
             }
         }
-        if self.config.prefetch.is_none() && !self.prefetched.is_empty() {
+        if self.config.prefetch.is_none() && prefetched > 0 {
             bad.push(format!(
-                "{} prefetched object(s), but prefetch is off",
-                self.prefetched.len()
+                "{prefetched} prefetched object(s), but prefetch is off"
             ));
         }
         let streams = self.config.streams + usize::from(self.config.prefetch.is_some());

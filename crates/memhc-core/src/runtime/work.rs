@@ -7,7 +7,7 @@ use crate::backend::components::{ComponentBatch, ComponentTable, Strip};
 use crate::backend::gemm::{DeviceRef, GeamShape, GemmItem, GemmShape, StridedBatch};
 use crate::backend::instrumented::Instrumented;
 use crate::backend::{Backend, DeviceMemory, ELEMENT_BYTES};
-use crate::element_cache::Resident;
+use crate::device_copy::DeviceCopy;
 use crate::error::{Error, Result};
 use crate::object::{Access, Layout};
 
@@ -31,7 +31,7 @@ pub struct Launch<'r, B: Backend> {
 pub(super) struct Bound<'r, B: Backend> {
     access: Access,
     layout: Layout,
-    resident: &'r Resident<B>,
+    resident: &'r DeviceCopy<B>,
     /// A packed object's one block: its buffer, the buffer's handle and the element where the
     /// object starts (worked out once, as every view of the object needs it).
     whole: Option<(&'r B::Buffer, u64, usize)>,
@@ -42,7 +42,7 @@ impl<'r, B: Backend> Bound<'r, B> {
     pub(super) fn new(
         access: Access,
         layout: Layout,
-        resident: &'r Resident<B>,
+        resident: &'r DeviceCopy<B>,
         arena: Option<&'r B::Buffer>,
     ) -> Self {
         let whole = match resident.blocks.as_slice() {

@@ -14,27 +14,21 @@
 
 use super::Runtime;
 use crate::backend::{Backend, ELEMENT_BYTES, HostMemory, as_bytes_mut};
-use crate::element_cache::Resident;
+use crate::device_copy::{DeviceCopy, WriteBack};
 use crate::error::{Error, Result};
 use crate::events::EventKind;
 use crate::hazards::Tagged;
 use crate::object::ObjectId;
 
-/// A write-back in flight: the host memory it fills and the event after it.
-pub(super) struct Pending<B: Backend> {
-    buffer: B::HostBuffer,
-    event: Tagged<B>,
-}
-
 impl<B: Backend> Runtime<B> {
     /// Evicts device-only `id` with its write-back queued on the copy stream `copy` (see the
     /// module documentation). Returns its device copy, whose hazards include the write-back:
     /// the caller settles them before freeing the blocks, or hands them on with the blocks.
-    pub(super) fn evict_async(&mut self, id: ObjectId, copy: usize) -> Result<Resident<B>> {
+    pub(super) fn evict_async(&mut self, id: ObjectId, copy: usize) -> Result<DeviceCopy<B>> {
         let layout = self.entry(id)?.layout;
         let r = self
-            .cache
-            .get(id)
+            .objects
+            .device(id)
             .ok_or_else(|| Error::Internal(format!("writing back {id}, which is not resident")))?;
         let s = &self.streams[copy];
         let chunk = r.block_elems(&layout) * ELEMENT_BYTES;
@@ -45,9 +39,10 @@ impl<B: Backend> Runtime<B> {
             .and_then(|()| Ok(self.backend.alloc_host(layout.bytes())?))
             .and_then(|buffer| {
                 for (i, block) in r.blocks.iter().enumerate() {
-                    let (src, offset) = block.place(self.arena_buffer()).ok_or_else(|| {
-                        Error::Internal(format!("{id} is in an arena that is not there"))
-                    })?;
+                    let (src, offset) =
+                        block.place(self.space.arena_buffer()).ok_or_else(|| {
+                            Error::Internal(format!("{id} is in an arena that is not there"))
+                        })?;
                     self.backend
                         .copy_d2h_async(s, src, offset, &buffer, i * chunk, chunk)?;
                 }
@@ -76,22 +71,17 @@ impl<B: Backend> Runtime<B> {
             stream: copy,
             event,
         };
+        let write_back = WriteBack {
+            buffer,
+            event: event.clone(),
+        };
         let (life, log) = self.life_mut(id)?;
-        if let Err(e) = life.write_back_issued(log) {
-            self.orphans.push(Pending { buffer, event });
-            return Err(e.into());
-        }
-        self.pending.insert(
-            id,
-            Pending {
-                buffer,
-                event: event.clone(),
-            },
-        );
-        let Some(mut r) = self.cache.remove(id) else {
-            return Err(Error::Internal(format!(
-                "evicting {id}, which is not resident"
-            )));
+        let mut r = match life.write_back_issued(write_back, log) {
+            Ok(r) => r,
+            Err(refused) => {
+                self.objects.orphans.push(refused.input);
+                return Err(refused.error.into());
+            }
         };
         r.hazards.add_read(&self.backend, event);
         self.policy.on_evict(id);
@@ -110,22 +100,18 @@ impl<B: Backend> Runtime<B> {
     /// copy (`WriteBackLanded`). On failure the write-back stays pending, to be waited for again.
     pub(super) fn land(&mut self, id: ObjectId) -> Result<()> {
         let layout = self.entry(id)?.layout;
-        let Some(p) = self.pending.remove(&id) else {
-            return Err(Error::Internal(format!(
-                "{id} is being written back, but no write-back is in flight"
-            )));
-        };
         let mut host = self.host_pool.take(layout.elems());
-        let read = self
-            .backend
-            .event_synchronize(&p.event.event)
-            .and_then(|()| p.buffer.read(0, as_bytes_mut(&mut host)));
-        if let Err(e) = read {
-            self.pending.insert(id, p);
-            return Err(e.into());
-        }
+        let w = self.entry(id)?.life.write_back().ok_or_else(|| {
+            Error::Internal(format!(
+                "{id} is being written back, but no write-back is in flight"
+            ))
+        })?;
+        self.backend
+            .event_synchronize(&w.event.event)
+            .and_then(|()| w.buffer.read(0, as_bytes_mut(&mut host)))?;
         let (life, log) = self.life_mut(id)?;
-        life.write_back_landed(host, log)?;
+        // The copy has completed: its host memory goes.
+        drop(life.write_back_landed(host, log)?);
         self.events.note(
             EventKind::WriteBackLanded,
             Some(id),
@@ -136,41 +122,12 @@ impl<B: Backend> Runtime<B> {
         Ok(())
     }
 
-    /// `id` is overwritten from the host or released: a write-back still in flight is no longer
-    /// needed, but its host memory is dropped only once the copy into it has completed (kept
-    /// until the runtime is dropped if that cannot be confirmed).
-    pub(super) fn discard_write_back(&mut self, id: ObjectId) {
-        if let Some(p) = self.pending.remove(&id)
-            && self.backend.event_synchronize(&p.event.event).is_err()
-        {
-            self.orphans.push(p);
-        }
-    }
-
-    /// The write-back invariants, for `audit()`: exactly the `WritingBack` objects have a
-    /// write-back in flight.
-    pub(super) fn audit_write_backs(&self, bad: &mut Vec<String>) {
-        for (id, e) in self.objects.iter() {
-            let writing = e.life.kind() == crate::object::State::WritingBack;
-            if writing != self.pending.contains_key(&id) {
-                bad.push(format!(
-                    "{id} is {:?}, but {} write-back is in flight",
-                    e.life.kind(),
-                    if writing { "no" } else { "a" }
-                ));
-            }
-            if writing && self.cache.contains(id) {
-                bad.push(format!("{id} is being written back, but is resident"));
-            }
-        }
-        if let Some(&id) = self
-            .pending
-            .keys()
-            .find(|id| !self.objects.contains_key(id))
-        {
-            bad.push(format!(
-                "a write-back of {id}, which is not a live object, is in flight"
-            ));
+    /// A write-back no longer needed (its object was overwritten from the host or released):
+    /// its host memory is dropped only once the copy into it has completed (kept until the
+    /// runtime is dropped if that cannot be confirmed).
+    pub(super) fn discard_write_back(&mut self, w: WriteBack<B>) {
+        if self.backend.event_synchronize(&w.event.event).is_err() {
+            self.objects.orphans.push(w);
         }
     }
 }

@@ -1,25 +1,29 @@
-//! The element cache: object -> resident device memory (MemHC's `element_cache` table).
+//! What an object holds on the device: its device copy ([`DeviceCopy`]), or, while it leaves
+//! the device dirty with prefetch on, the write-back bringing its value home ([`WriteBack`]).
+//!
+//! Both live inside the object's [lifecycle](crate::lifecycle) state, the way its host copy
+//! does: MemHC's `element_cache` table (object -> resident device memory) is the set of objects
+//! whose state holds a `DeviceCopy`, so residency and state can never disagree. Asking for an
+//! object that holds one is a hit: no allocation, no copy.
 //!
 //! A packed object owns one block holding all its components back to back (the paper's "head
 //! of contiguous memory" whose children are the component views); an unpacked object owns one
-//! block per component. A block is a driver buffer or an arena range ([`Block`]). Asking for an
-//! object found here is a hit: no allocation, no copy.
+//! block per component. A block is a driver buffer or an arena range ([`Block`]).
 
 use smallvec::SmallVec;
 
 use crate::backend::gemm::DeviceRef;
 use crate::backend::{Backend, ELEMENT_BYTES};
 use crate::block::Block;
-use crate::hazards::Hazards;
-use crate::object::{Layout, ObjectId};
-use crate::policy::IdTable;
+use crate::hazards::{Hazards, Tagged};
+use crate::object::Layout;
 
 /// The blocks of one object: a packed object's one block is held inline, so that making an
 /// object resident allocates no host memory (an unpacked object's list of components does).
 pub(crate) type Blocks<B> = SmallVec<[Block<B>; 1]>;
 
-/// The device copy of one object.
-pub(crate) struct Resident<B: Backend> {
+/// The device copy of one object: its blocks and the work in flight on them.
+pub(crate) struct DeviceCopy<B: Backend> {
     /// One block (packed) or one per component (unpacked).
     pub blocks: Blocks<B>,
     /// Whether `blocks` is one contiguous block of all components.
@@ -28,7 +32,7 @@ pub(crate) struct Resident<B: Backend> {
     pub hazards: Hazards<B>,
 }
 
-impl<B: Backend> Resident<B> {
+impl<B: Backend> DeviceCopy<B> {
     /// No blocks yet, room for those `layout` needs: one of the whole object when `packed`,
     /// else one per component. Returns it with that count and the size of each block.
     pub fn empty(layout: Layout, packed: bool) -> (Self, usize, usize) {
@@ -37,7 +41,7 @@ impl<B: Backend> Resident<B> {
         } else {
             (layout.components(), layout.component_bytes())
         };
-        let resident = Resident {
+        let resident = DeviceCopy {
             blocks: SmallVec::with_capacity(count),
             packed,
             hazards: Hazards::default(),
@@ -80,72 +84,31 @@ impl<B: Backend> Resident<B> {
     }
 }
 
-/// The table of resident objects.
-pub(crate) struct ElementCache<B: Backend> {
-    map: IdTable<Resident<B>>,
-    bytes: usize,
+/// A write-back in flight (prefetch on): the device copy of a dirty object was evicted with its
+/// copy to the host queued on the copy stream. Holds the host memory the copy fills and the
+/// event recorded after it; the object is `WritingBack` until its value is needed and the
+/// copy is waited for (`WriteBackLanded`).
+pub(crate) struct WriteBack<B: Backend> {
+    /// Host memory the backend allocated for asynchronous copies (pinned, on a GPU).
+    pub buffer: B::HostBuffer,
+    /// Recorded on the copy stream after the copy.
+    pub event: Tagged<B>,
 }
 
-impl<B: Backend> Default for ElementCache<B> {
-    fn default() -> Self {
-        ElementCache {
-            map: IdTable::default(),
-            bytes: 0,
-        }
+impl<B: Backend> std::fmt::Debug for DeviceCopy<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceCopy")
+            .field("blocks", &self.blocks)
+            .field("packed", &self.packed)
+            .field("hazards", &self.hazards)
+            .finish()
     }
 }
 
-impl<B: Backend> ElementCache<B> {
-    pub fn contains(&self, id: ObjectId) -> bool {
-        self.map.contains_key(&id)
-    }
-
-    pub fn get(&self, id: ObjectId) -> Option<&Resident<B>> {
-        self.map.get(&id)
-    }
-
-    pub fn get_mut(&mut self, id: ObjectId) -> Option<&mut Resident<B>> {
-        self.map.get_mut(&id)
-    }
-
-    /// Makes room for `id` (a new object), so that its insertion allocates nothing.
-    pub fn reserve(&mut self, id: ObjectId) {
-        self.map.reserve(id);
-    }
-
-    /// Records `id` as resident in `r`. An object is never resident twice: a previous entry is
-    /// returned to the caller, which must dispose of it.
-    pub fn insert(&mut self, id: ObjectId, r: Resident<B>) -> Option<Resident<B>> {
-        self.bytes += r.bytes();
-        let old = self.map.insert(id, r);
-        if let Some(o) = &old {
-            self.bytes -= o.bytes();
-        }
-        old
-    }
-
-    pub fn remove(&mut self, id: ObjectId) -> Option<Resident<B>> {
-        let r = self.map.remove(&id)?;
-        self.bytes -= r.bytes();
-        Some(r)
-    }
-
-    /// Bytes held by resident objects (kept as a running total; the audit recomputes it).
-    pub fn bytes(&self) -> usize {
-        self.bytes
-    }
-
-    pub fn len(&self) -> usize {
-        self.map.len()
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = (ObjectId, &Resident<B>)> {
-        self.map.iter()
-    }
-
-    /// Empties the table.
-    pub fn drain(&mut self) -> Vec<(ObjectId, Resident<B>)> {
-        self.bytes = 0;
-        self.map.drain()
+impl<B: Backend> std::fmt::Debug for WriteBack<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WriteBack")
+            .field("stream", &self.event.stream)
+            .finish()
     }
 }
