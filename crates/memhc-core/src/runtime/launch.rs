@@ -6,7 +6,7 @@ use smallvec::SmallVec;
 use super::Runtime;
 use super::memory::Victims;
 use super::work::{Bound, Launch};
-use crate::backend::{Backend, as_bytes};
+use crate::backend::Backend;
 use crate::device_copy::DeviceCopy;
 use crate::error::{Error, Result};
 use crate::events::EventKind;
@@ -280,22 +280,6 @@ impl<B: Backend> Runtime<B> {
                 Err(refused.error.into())
             }
         }
-    }
-
-    /// Queues the copy of an object's host values into its new device buffers.
-    pub(super) fn copy_in(&self, stream: usize, id: ObjectId, r: &DeviceCopy<B>) -> Result<()> {
-        let e = self.entry(id)?;
-        let host = e.life.host().ok_or(Error::Uninitialized(id))?;
-        let s = &self.streams[stream];
-        r.hazards.before_write(&self.backend, stream, s)?;
-        let chunk = r.block_elems(&e.layout);
-        for (values, block) in host.chunks(chunk).zip(&r.blocks) {
-            let (buffer, offset) = block
-                .place(self.space.arena_buffer())
-                .ok_or_else(|| Error::Internal(format!("{id} is in an arena that is not there")))?;
-            self.backend.copy_h2d(s, as_bytes(values), buffer, offset)?;
-        }
-        Ok(())
     }
 
     /// Orders the stream after conflicting earlier work (and, with managed memory, prefetches

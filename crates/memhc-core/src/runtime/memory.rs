@@ -6,7 +6,7 @@ use num_complex::Complex64;
 use super::Runtime;
 use super::objects::Objects;
 use crate::arena::SubAllocator;
-use crate::backend::{Backend, as_bytes_mut};
+use crate::backend::{Backend, as_bytes, as_bytes_mut};
 use crate::block::Block;
 use crate::device_copy::DeviceCopy;
 use crate::error::{BackendError, Error, Result};
@@ -353,6 +353,22 @@ impl<B: Backend> Runtime<B> {
                 .copy_d2h(s, buffer, offset, as_bytes_mut(values))?;
         }
         Ok(host)
+    }
+
+    /// Queues the copy of an object's host values into its new device buffers.
+    pub(super) fn copy_in(&self, stream: usize, id: ObjectId, r: &DeviceCopy<B>) -> Result<()> {
+        let e = self.entry(id)?;
+        let host = e.life.host().ok_or(Error::Uninitialized(id))?;
+        let s = &self.streams[stream];
+        r.hazards.before_write(&self.backend, stream, s)?;
+        let chunk = r.block_elems(&e.layout);
+        for (values, block) in host.chunks(chunk).zip(&r.blocks) {
+            let (buffer, offset) = block
+                .place(self.space.arena_buffer())
+                .ok_or_else(|| Error::Internal(format!("{id} is in an arena that is not there")))?;
+            self.backend.copy_h2d(s, as_bytes(values), buffer, offset)?;
+        }
+        Ok(())
     }
 
     /// Disposes of what a transition took off the device side of `id` (`HostWritten`,
