@@ -29,10 +29,13 @@
 //! * `rocm`: the AMD backend (HIP and rocBLAS, loaded at run time), re-exported as `hip`
 //!   (the `memhc-hip` crate). It builds without ROCm.
 //!
-//! Neither GPU backend has run on a GPU yet (see `docs/results/`).
+//! The CUDA backend is verified on an NVIDIA H100 (every test, every mode verified against the
+//! reference, compute-sanitizer clean: `docs/results/2026-11-26-h100-2.md`); the ROCm backend
+//! has not run on a GPU yet.
 //!
 //! Start with [`Runtime`], [`Config`] and the [`backend::host::HostBackend`]; the example in
 //! [`memhc_core`]'s documentation runs one contraction end to end.
+#![forbid(unsafe_code)]
 
 pub use memhc_core::*;
 

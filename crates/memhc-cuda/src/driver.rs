@@ -1,7 +1,7 @@
 //! Checked calls into the CUDA driver: each function makes one driver call (through cudarc's
 //! `result` layer where it has one, its `sys` layer where not) and turns its status into a
 //! [`BackendError`]. Every `unsafe` block of the driver side of this crate is here; the owning
-//! types above it ([`crate::memory`], [`crate::stream`], [`crate::event`],
+//! types above it ([`crate::handles`]: memory, page-locked host memory, streams and events;
 //! [`crate::context`]) keep the handles they pass valid.
 //!
 //! Call [`crate::probe::driver`] before any of these: cudarc panics on a missing library.
