@@ -218,8 +218,9 @@ impl<B: Backend> Runtime<B> {
                     fresh.hazards.absorb(hazards);
                 }
                 Ok(None) => {
+                    let refused = self.no_room(size);
                     self.dispose(fresh)?;
-                    return Err(self.no_room(size));
+                    return Err(refused);
                 }
                 Err(e) => {
                     self.dispose(fresh)?;
