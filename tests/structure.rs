@@ -3,7 +3,8 @@
 //! * no source file holds more than [`MAX_LINES`] lines before its `#[cfg(test)]` tests;
 //! * no import cycles between files: within each crate, the graph whose edges are the `use`
 //!   declarations of one file naming an item of another (`crate::`, `super::` and `self::`
-//!   paths, resolved to the file of the deepest module they name) has no cycle. A module's
+//!   paths, resolved to the file of the deepest module they name), and the `crate::` and
+//!   `super::` paths its code names in place (`crate::validate::model(file)`), has no cycle. A module's
 //!   `use` of its own submodules (its re-exports) is not an edge: a parent owns its children,
 //!   and a child may use its parent.
 //!
@@ -141,6 +142,38 @@ fn use_paths(text: &str) -> Vec<String> {
 
 /// The module path a `use` path names, resolved from the module `from`, if it is a path into
 /// the same crate (`crate::`, `self::`, `super::`).
+/// The `crate::` and `super::` paths a file names in its code outside `use` declarations
+/// (`crate::validate::model(file)`, `super::x::Y::new()`), comments and doc comments left out:
+/// a call through a full path imports as surely as a `use` does.
+fn inline_paths(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in before_tests(text).lines() {
+        let code = line.trim_start();
+        if code.starts_with("//") || code.starts_with("use ") || code.starts_with("pub use ") {
+            continue;
+        }
+        let code = code.split(" //").next().unwrap_or(code);
+        for root in ["crate::", "super::"] {
+            let mut rest = code;
+            while let Some(i) = rest.find(root) {
+                let starts_path = rest[..i]
+                    .chars()
+                    .next_back()
+                    .is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == ':'));
+                let path: String = rest[i..]
+                    .chars()
+                    .take_while(|&c| c.is_alphanumeric() || c == '_' || c == ':')
+                    .collect();
+                if starts_path {
+                    out.push(path.trim_end_matches(':').to_owned());
+                }
+                rest = &rest[i + root.len()..];
+            }
+        }
+    }
+    out
+}
+
 fn target(path: &str, from: &[String]) -> Option<Vec<String>> {
     let mut segs = path.split("::").map(str::to_owned);
     let mut base: Vec<String> = match segs.next()?.as_str() {
@@ -186,7 +219,7 @@ fn no_import_cycles_between_files() {
             .collect();
         let mut edges: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); files.len()];
         for (i, f) in files.iter().enumerate() {
-            for path in use_paths(&f.text) {
+            for path in use_paths(&f.text).into_iter().chain(inline_paths(&f.text)) {
                 let Some(mut module) = target(&path, &f.module) else {
                     continue;
                 };
@@ -275,4 +308,15 @@ fn the_use_parser_expands_nested_braces_and_resolves_relative_paths() {
         Some(vec!["a".to_owned(), "b".to_owned()])
     );
     assert_eq!(target("std::fmt", &here), None);
+}
+
+#[test]
+fn inline_paths_are_imports_too() {
+    let text = "//! See [`crate::doc_only`].\nuse crate::a::B;\nfn f() {\n    \
+                crate::validate::model(x); // crate::in_comment\n    let y = super::sibling::Y::new();\n    \
+                my_crate::not_ours();\n}\n";
+    assert_eq!(
+        inline_paths(text),
+        ["crate::validate::model", "super::sibling::Y::new"]
+    );
 }
