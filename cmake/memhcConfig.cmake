@@ -21,7 +21,7 @@
 #   <prefix>/lib/cmake/memhc): <prefix>/lib.
 #
 # MEMHC_STATIC=ON takes the static library (libmemhc_capi.a) instead of the shared one.
-# MEMHC_HDF5=AUTO (default) links libhdf5 (find_package(HDF5 COMPONENTS C)) when the library
+# MEMHC_HDF5=AUTO (default) links libhdf5 (pkg-config's hdf5, else find_package(HDF5)) when the library
 # refers to HDF5 (it was built with the hdf5 feature: cargo build --release -p memhc-capi
 # --features memhc-embed/hdf5); ON or OFF decides without looking.
 #
@@ -127,17 +127,30 @@ else()
       add_library(memhc::memhc SHARED IMPORTED)
     endif()
     if(_memhc_with_hdf5)
-      find_package(HDF5 COMPONENTS C)
-      if(NOT HDF5_FOUND)
+      # pkg-config first (what the Rust build itself used, and no C compiler needed), then
+      # CMake's FindHDF5 (which needs the C language enabled in the project).
+      find_package(PkgConfig QUIET)
+      if(PKG_CONFIG_FOUND)
+        pkg_check_modules(MEMHC_PC_HDF5 QUIET IMPORTED_TARGET hdf5)
+      endif()
+      get_property(_memhc_langs GLOBAL PROPERTY ENABLED_LANGUAGES)
+      if(TARGET PkgConfig::MEMHC_PC_HDF5)
+        list(APPEND _memhc_deps PkgConfig::MEMHC_PC_HDF5)
+      elseif("C" IN_LIST _memhc_langs)
+        find_package(HDF5 COMPONENTS C)
+        if(TARGET HDF5::HDF5)
+          list(APPEND _memhc_deps HDF5::HDF5)
+        elseif(HDF5_FOUND)
+          list(APPEND _memhc_deps ${HDF5_C_LIBRARIES})
+        endif()
+      endif()
+      if(NOT _memhc_deps MATCHES "HDF5")
         message(FATAL_ERROR "memhc: ${_memhc_lib} was built with the hdf5 feature and needs "
-                "libhdf5, which CMake did not find: install it (Debian: libhdf5-dev) or set "
-                "HDF5_ROOT; or build memhc without the feature.")
+                "libhdf5, which neither pkg-config (hdf5.pc) nor CMake's FindHDF5 (with the C "
+                "language enabled) found: install it (Debian: libhdf5-dev), or set "
+                "PKG_CONFIG_PATH or HDF5_ROOT; or build memhc without the feature.")
       endif()
-      if(TARGET HDF5::HDF5)
-        list(APPEND _memhc_deps HDF5::HDF5)
-      else()
-        list(APPEND _memhc_deps ${HDF5_C_LIBRARIES})
-      endif()
+      unset(_memhc_langs)
     endif()
     set_target_properties(memhc::memhc PROPERTIES
       IMPORTED_LOCATION "${_memhc_lib}"
