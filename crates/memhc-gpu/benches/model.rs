@@ -148,7 +148,7 @@ fn main() -> Result<(), Error> {
         "modelled H100 (memhc_gpu::model defaults), {vectors} vectors, 4 streams, LRU; times in ms"
     );
     println!(
-        "{:>4} {:>5} {:>6} {:>7} {:>8} {:>10} {:>9} {:>9} {:>14} {:>8} {:>8} {:>8} {:>9}",
+        "{:>4} {:>5} {:>6} {:>7} {:>8} {:>10} {:>9} {:>9} {:>14} {:>8} {:>8} {:>8} {:>9} {:>8} {:>6}",
         "N",
         "vsize",
         "repeat",
@@ -161,7 +161,9 @@ fn main() -> Result<(), Error> {
         "h2d",
         "d2h",
         "gemm",
-        "host copy"
+        "host copy",
+        "pinning",
+        "pinned"
     );
     for p in &points {
         let params = SynthParams {
@@ -182,7 +184,7 @@ fn main() -> Result<(), Error> {
             let r = modelled(&w, &a, &spec)?;
             let point_floor = *optimal_floor.get_or_insert(r.floor_s);
             println!(
-                "{:>4} {:>5} {:>6} {:>7} {:>8} {:>10.2} {:>9.2} {:>9.2} {:>14.2} {:>8.1} {:>8.1} {:>8.1} {:>9.1}",
+                "{:>4} {:>5} {:>6} {:>7} {:>8} {:>10.2} {:>9.2} {:>9.2} {:>14.2} {:>8.1} {:>8.1} {:>8.1} {:>9.1} {:>8.1} {:>6}",
                 p.n,
                 p.vector_size,
                 p.repeat,
@@ -196,6 +198,8 @@ fn main() -> Result<(), Error> {
                 r.d2h_busy_s * 1e3,
                 r.compute_busy_s * 1e3,
                 r.host_copy_s * 1e3,
+                r.host_pin_s * 1e3,
+                r.pinned_buffers,
             );
         }
     }

@@ -107,6 +107,10 @@ pub struct ModelReport {
     pub compute_busy_s: f64,
     /// Host time spent in staging copies and pinning, seconds.
     pub host_copy_s: f64,
+    /// Of [`ModelReport::host_copy_s`], the time spent pinning new page-locked buffers.
+    pub host_pin_s: f64,
+    /// Page-locked buffers allocated (staging buffers and host buffers).
+    pub pinned_buffers: u64,
     /// Host time spent waiting for the device, seconds.
     pub host_wait_s: f64,
 }
@@ -160,6 +164,13 @@ impl Clocks {
     pub fn host_copy(&mut self, seconds: f64) {
         self.host += seconds;
         self.report.host_copy_s += seconds;
+    }
+
+    /// The host page-locks a new buffer, in `seconds`.
+    pub fn host_pin(&mut self, seconds: f64) {
+        self.host_copy(seconds);
+        self.report.host_pin_s += seconds;
+        self.report.pinned_buffers += 1;
     }
 
     /// The cost of one driver call.

@@ -255,7 +255,7 @@ impl DeviceApi for ModelDevice {
         let mut c = self.clocks();
         c.call();
         let seconds = bytes as f64 / c.params().pin_rate;
-        c.host_copy(seconds);
+        c.host_pin(seconds);
         Ok(ModelPinned {
             bytes,
             clock: self.clock.clone(),

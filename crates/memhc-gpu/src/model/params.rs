@@ -267,7 +267,10 @@ mod tests {
         assert!(close(p.staging_s(8 << 20, true), (8 << 20) as f64 / 16.8e9));
         assert!(close(p.staging_s(2 << 20, true), (2 << 20) as f64 / 8.64e9));
         assert!(close(p.staging_s(4 << 20, false), (4 << 20) as f64 / 5.4e9));
-        assert!(close(p.staging_s((4 << 20) - 1, false), ((4 << 20) - 1) as f64 / 2.18e9));
+        assert!(close(
+            p.staging_s((4 << 20) - 1, false),
+            ((4 << 20) - 1) as f64 / 2.18e9
+        ));
     }
 
     #[test]
