@@ -10,7 +10,9 @@
 //! streams, seed 1, uniform repeats: memhc-synth's defaults. Each point's floor is given twice:
 //! the run's own (`max(flops / rate, its bytes in / bus, its bytes out / bus)`) and the
 //! optimal mode's at that point, the compulsory traffic when nothing is evicted
-//! (`vs optimal floor`), against which naive's extra copies count as lost time.
+//! (`vs optimal floor`), against which naive's extra copies count as lost time. `host %` is the
+//! share of the makespan the host spent in staging copies and pinning, `engine %` the share the
+//! busiest engine (H2D, D2H or the SMs) was busy.
 
 use std::time::Instant;
 
@@ -148,7 +150,7 @@ fn main() -> Result<(), Error> {
         "modelled H100 (memhc_gpu::model defaults), {vectors} vectors, 4 streams, LRU; times in ms"
     );
     println!(
-        "{:>4} {:>5} {:>6} {:>7} {:>8} {:>10} {:>9} {:>9} {:>14} {:>8} {:>8} {:>8} {:>9} {:>8} {:>6}",
+        "{:>4} {:>5} {:>6} {:>7} {:>8} {:>10} {:>9} {:>9} {:>14} {:>8} {:>8} {:>8} {:>9} {:>8} {:>6} {:>6} {:>8}",
         "N",
         "vsize",
         "repeat",
@@ -163,7 +165,9 @@ fn main() -> Result<(), Error> {
         "gemm",
         "host copy",
         "pinning",
-        "pinned"
+        "pinned",
+        "host %",
+        "engine %"
     );
     for p in &points {
         let params = SynthParams {
@@ -184,7 +188,7 @@ fn main() -> Result<(), Error> {
             let r = modelled(&w, &a, &spec)?;
             let point_floor = *optimal_floor.get_or_insert(r.floor_s);
             println!(
-                "{:>4} {:>5} {:>6} {:>7} {:>8} {:>10.2} {:>9.2} {:>9.2} {:>14.2} {:>8.1} {:>8.1} {:>8.1} {:>9.1} {:>8.1} {:>6}",
+                "{:>4} {:>5} {:>6} {:>7} {:>8} {:>10.2} {:>9.2} {:>9.2} {:>14.2} {:>8.1} {:>8.1} {:>8.1} {:>9.1} {:>8.1} {:>6} {:>6.1} {:>8.1}",
                 p.n,
                 p.vector_size,
                 p.repeat,
@@ -200,6 +204,8 @@ fn main() -> Result<(), Error> {
                 r.host_copy_s * 1e3,
                 r.host_pin_s * 1e3,
                 r.pinned_buffers,
+                100.0 * r.host_copy_s / r.makespan_s,
+                100.0 * r.h2d_busy_s.max(r.d2h_busy_s).max(r.compute_busy_s) / r.makespan_s,
             );
         }
     }
