@@ -143,6 +143,10 @@ enum memhc_status
   MEMHC_STATUS_VERIFY_FAILED = 15,
   // A name looked up that is not there (`memhc_corr_results_find`).
   MEMHC_STATUS_NOT_FOUND = 16,
+  // A request larger than the host memory available (a spin count, a node, a correlator
+  // file's data), refused before anything was allocated; `MEMHC_HOST_MEMORY` sets what is
+  // available. Nothing was changed.
+  MEMHC_STATUS_OUT_OF_HOST_MEMORY = 17,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

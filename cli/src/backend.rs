@@ -1,4 +1,5 @@
-//! The device a correlator run goes to: `--backend host|cuda|rocm`. The GPU backends are
+//! The device a correlator run goes to: `--backend host|cuda|rocm|model` (`model`: the modelled
+//! H100 of `memhc_gpu::model`, no data, modelled time, reported on stderr). The GPU backends are
 //! compiled in by this crate's features of the same names (they build without CUDA or ROCm and
 //! load their libraries at run time); asking for one this build lacks, or one that cannot open
 //! here, is a one-line error.
@@ -8,6 +9,7 @@ use memhc_campaign::corr::{HostRunner, Runner};
 use memhc_core::backend::timeline::WorkSpan;
 use memhc_core::{Backend, Config, EventLog, Runtime, Stats};
 use memhc_corr::{Correlators, Plan, Progress};
+use memhc_gpu::model::{ModelParams, model_backend};
 use memhc_host::HostBackend;
 use memhc_synth::device::BackendChoice;
 
@@ -15,6 +17,7 @@ use memhc_synth::device::BackendChoice;
 pub fn choose(name: &str) -> Result<BackendChoice, String> {
     match name {
         "host" => Ok(BackendChoice::Host),
+        "model" => Ok(BackendChoice::Model),
         "cuda" if cfg!(feature = "cuda") => Ok(BackendChoice::Cuda),
         "rocm" if cfg!(feature = "rocm") => Ok(BackendChoice::Rocm),
         "cuda" | "rocm" => Err(format!(
@@ -22,7 +25,7 @@ pub fn choose(name: &str) -> Result<BackendChoice, String> {
              `cargo build --release -p memhc-cli --features {name}`"
         )),
         other => Err(format!(
-            "--backend {other}: unknown backend (host, cuda or rocm)"
+            "--backend {other}: unknown backend (host, cuda, rocm or model)"
         )),
     }
 }
@@ -43,6 +46,19 @@ pub fn run_on(
 ) -> Result<Ran, String> {
     match choice {
         BackendChoice::Host => run(HostBackend::new(budget), config, plan, progress),
+        BackendChoice::Model => {
+            let (backend, clock) = model_backend(ModelParams::h100(), budget)
+                .map_err(|e| memhc_core::Error::from(e).to_string())?;
+            let ran = run(backend, config, plan, progress)?;
+            let r = clock.report();
+            eprintln!(
+                "model: makespan {:.6} s, floor {:.6} s (the floor is {:.1}% of the makespan)",
+                r.makespan_s,
+                r.floor_s,
+                100.0 * r.floor_s / r.makespan_s.max(f64::MIN_POSITIVE)
+            );
+            Ok(ran)
+        }
         #[cfg(feature = "cuda")]
         BackendChoice::Cuda => {
             let backend = memhc_cuda::CudaBackend::with_budget(budget)
@@ -90,6 +106,11 @@ fn run<B: Backend>(
 pub fn campaign_runner(name: &str) -> Result<Box<dyn Runner>, String> {
     match choose(name)? {
         BackendChoice::Host => Ok(Box::new(HostRunner)),
+        BackendChoice::Model => Err(
+            "--backend model: campaigns need a device with data; model one run with \
+             `memhc run --backend model`"
+                .into(),
+        ),
         #[cfg(feature = "cuda")]
         BackendChoice::Cuda => Ok(Box::new(gpu::CudaRunner)),
         #[cfg(feature = "rocm")]

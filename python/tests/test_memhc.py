@@ -1,6 +1,12 @@
 """The Python module against numpy's own einsum and matmul."""
 
+import ast
+import inspect
 import json
+import re
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -32,7 +38,7 @@ def test_contraction_trace_and_stats_match_numpy():
     rt = memhc.Runtime(backend="host", budget="64M", policy="belady")
     x, y = meson(rng, 8), meson(rng, 8)
     a, b = rt.register(x), rt.register(y)
-    assert a.shape == [16, 8, 8]
+    assert a.shape == (16, 8, 8) and isinstance(a.shape, tuple)
     c = rt.contract(a, b, "meson4x4")
     got = rt.read(c)
     assert got.dtype == np.complex128 and got.shape == (16, 8, 8)
@@ -187,3 +193,241 @@ def test_correlator_errors_are_one_line(tmp_path):
         memhc.run_correlators(bad, backend="tpu")
     with pytest.raises(ValueError, match="unknown extension 'txt'"):
         memhc.run_correlators(path, out=tmp_path / "c.txt")
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def stats_fields():
+    """The field names of memhc-core's Stats, read from its source (independent of the
+    module's own list)."""
+    src = (ROOT / "crates/memhc-core/src/stats.rs").read_text()
+    body = src[src.index("pub struct Stats {"):]
+    body = body[: body.index("\n}")]
+    return re.findall(r"^\s*pub (\w+):", body, flags=re.M)
+
+
+def test_stats_carry_every_statistic():
+    rt = memhc.Runtime(budget="1M", streams=3)
+    a = rt.register(np.ones((16, 4, 4), complex))
+    c = rt.contract(a, a)
+    rt.read(c)
+    stats = rt.stats()
+    fields = stats_fields()
+    assert "arena_allocations" in fields and "hit_rate" in fields and len(fields) > 20
+    assert set(stats) == set(fields) | {"objects", "budget_bytes", "streams"}
+    for k, v in stats.items():
+        assert type(v) is (float if k == "hit_rate" else int), k
+    assert stats["objects"] == 2 and stats["budget_bytes"] == 1 << 20 and stats["streams"] == 3
+    assert stats["arena_allocations"] == 0  # no arena in the default allocation
+    # 16 outputs of 4 products of 4 x 4 x 4: 8 m n k flops each.
+    assert stats["flops"] == 64 * 8 * 4**3
+    assert stats["hits"] + stats["misses"] >= 2
+
+
+def test_shapes_are_tuples_and_reads_fill_in_place():
+    rt = memhc.Runtime(budget="1M")
+    x = np.arange(3 * 2 * 5, dtype=np.complex128).reshape(3, 2, 5) * (1 + 2j)
+    a = rt.register(x)
+    assert a.shape == (3, 2, 5) and repr(a).endswith("shape=(3, 2, 5))")
+    got = rt.read(a)
+    assert got.shape == (3, 2, 5) and got.flags.c_contiguous and got.dtype == np.complex128
+    assert np.array_equal(got, x)
+    out = np.zeros(30, dtype=np.complex128)  # any shape with the node's number of elements
+    assert rt.read(a, out=out) is out
+    assert np.array_equal(out, x.ravel())
+    for bad in (np.zeros(29, complex), np.zeros(30, np.float64), np.zeros((5, 6), complex).T):
+        with pytest.raises(ValueError):
+            rt.read(a, out=bad)
+    ro = np.zeros(30, complex)
+    ro.setflags(write=False)
+    with pytest.raises(ValueError):
+        rt.read(a, out=ro)
+    assert (rt.budget, rt.streams, rt.backend) == (1 << 20, 4, rt.backend)
+    assert "memhc.Runtime(" in repr(rt)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: memhc.Runtime(budget=-5),
+        lambda: memhc.Runtime(budget=0),
+        lambda: memhc.Runtime(budget=1.5),
+        lambda: memhc.Runtime(budget="-5"),
+        lambda: memhc.Runtime(budget=2**70),
+        lambda: memhc.Runtime(streams=0),
+        lambda: memhc.Runtime(streams=-1),
+        lambda: memhc.Runtime(streams="two"),
+        lambda: memhc.Runtime(seed=-1),
+        lambda: memhc.Runtime(seed=2**64),
+        lambda: memhc.Runtime(backend="tpu"),
+        lambda: memhc.Runtime(mode="fast"),
+        lambda: memhc.plan_correlators("examples/data/pion.corr.json", vector_size=0),
+        lambda: memhc.run_correlators("examples/data/pion.corr.json", streams=-2),
+        lambda: memhc.run_correlators("examples/data/pion.corr.json", budget=-1),
+    ],
+)
+def test_bad_constructor_arguments_are_value_errors(call):
+    with pytest.raises(ValueError):
+        call()
+
+
+def test_bad_method_arguments_are_value_errors():
+    rt = memhc.Runtime(budget="1M")
+    a = rt.register(np.ones((16, 2, 2), complex))
+    for kwargs in (
+        {"stream": -1},
+        {"stream": 2**64},
+        {"stream": 1.0},
+        {"a_split": -1},
+        {"b_split": 0},
+        {"out_spins": 0, "mapping": [(0, 0, 0)]},
+        {"out_spins": -3, "mapping": [(0, 0, 0)]},
+        {"mapping": [(-1, 0, 0)]},
+        {"mapping": [(0, 0)]},
+        {"mapping": [(0, 0, 0.5)]},
+        {"mapping": "meson5x5"},
+        {"mapping": 7},
+    ):
+        with pytest.raises(ValueError):
+            rt.contract(a, a, **kwargs)
+    for pairs in ([(-1, 0)], [(0, 0, 0)], "mesons", 3):
+        with pytest.raises(ValueError):
+            rt.trace(a, a, pairs)
+    with pytest.raises(ValueError):
+        rt.trace(a, a, stream=-1)
+    with pytest.raises(ValueError):
+        rt.run_vector([(a, a)])
+    with pytest.raises(ValueError):
+        rt.run_vector([(a, "a", "meson4x4")])
+    with pytest.raises(ValueError):
+        rt.register(np.ones((16, 0, 2), complex))
+    with pytest.raises(ValueError):
+        rt.register("not numbers")
+    with pytest.raises(TypeError):  # the wrong type altogether: not a Node
+        rt.contract("a", a)
+    rt.audit()  # nothing above changed the runtime
+    assert rt.stats()["objects"] == 1
+
+
+def outcome(code):
+    """Runs `code` (with `rt`, a runtime, and `a`, a (16, 2, 2) node) in a fresh interpreter,
+    so that an abort cannot take pytest down: the exception's class name and message, or
+    'killed by signal N'."""
+    prog = (
+        "import numpy as np, memhc\n"
+        "rt = memhc.Runtime(budget='1M')\n"
+        "a = rt.register(np.ones((16, 2, 2), complex))\n"
+        "try:\n"
+        f"    {code}\n"
+        "    print('no exception')\n"
+        "except BaseException as e:\n"
+        "    print(type(e).__module__ + '.' + type(e).__name__, isinstance(e, memhc.MemhcError),\n"
+        "          isinstance(e, ValueError), str(e).replace('\\n', ' '))\n"
+        "rt.audit()\n"
+    )
+    p = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, timeout=120)
+    if p.returncode < 0:
+        return f"killed by signal {-p.returncode}: {p.stderr.strip()[-300:]}"
+    return p.stdout.strip() or p.stderr.strip()[-300:]
+
+
+def test_a_panic_inside_memhc_is_a_memhc_error():
+    # Every method runs its body under catch_unwind: a Rust panic (a bug) is MemhcError.
+    with pytest.raises(memhc.MemhcError, match="internal error in memhc"):
+        memhc._panic_selftest()
+    assert issubclass(memhc.MemhcError, RuntimeError)
+
+
+def test_a_panic_is_a_memhc_error_not_a_panic_exception():
+    # Issue 31: an output spin of 2**62 once surfaced as pyo3_runtime.PanicException (not an
+    # Exception at all). Whatever the layers below make of it, Python gets MemhcError or
+    # ValueError, never a PanicException, and the interpreter survives.
+    got = outcome("rt.contract(a, a, [(2**62, 0, 0)])")
+    assert not got.startswith("killed"), got
+    assert "PanicException" not in got and ("True" in got.split()[1:3]), got
+
+
+@pytest.mark.parametrize(
+    "code, value_error_too",
+    [
+        # Bytes that fit in 64 bits but in no machine: refused as more than the host memory.
+        ("rt.contract(a, a, [(0, 0, 0)], out_spins=2**40)", False),
+        ("rt.contract(a, a, [(2**40, 0, 0)])", False),
+        # Sizes whose bytes overflow 64 bits: a bad argument (ValueError) or MemhcError.
+        ("rt.contract(a, a, [(0, 0, 0)], out_spins=2**62)", True),
+    ],
+)
+def test_huge_sizes_are_refused_with_memhc_error(code, value_error_too):
+    # Issue 31: sizes no device holds are refused by the Rust layers (memhc-embed, hadron)
+    # with a typed error, which Python raises as MemhcError; never an abort or a panic.
+    got = outcome(code)
+    assert not got.startswith("killed"), got
+    cls, is_memhc, is_value = got.split()[:3]
+    assert is_memhc == "True" or (value_error_too and is_value == "True"), got
+    assert "PanicException" not in cls and "internal error" not in got, got
+
+
+def public(names, owner=None):
+    keep = {n for n in names if not n.startswith("_")} | ({"__version__"} & set(names))
+    if owner is not None:  # not submodules (maturin's package holds the extension as one)
+        keep = {n for n in keep if not inspect.ismodule(getattr(owner, n))}
+    return keep
+
+
+def test_stub_and_module_agree():
+    stub = ast.parse((ROOT / "python/memhc.pyi").read_text())
+    top = {}
+    for node in stub.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+            top[node.name] = node
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            top[node.target.id] = node
+    assert public(top) == public(dir(memhc), memhc)
+    for name, node in top.items():
+        if isinstance(node, ast.ClassDef):
+            members = {m.name for m in node.body if isinstance(m, ast.FunctionDef)}
+            real = getattr(memhc, name)
+            assert public(members) == {m for m in public(dir(real)) if m not in
+                                       dir(RuntimeError)} - {"args"}, name
+
+
+def documented():
+    """Every public class, method, property and function with the names of its arguments."""
+    out = [(memhc, "memhc", [])]
+    for name in ("Runtime", "Node", "MemhcError"):
+        cls = getattr(memhc, name)
+        out.append((cls, name, []))
+    for name in ("run_correlators", "plan_correlators", "reference_correlators"):
+        f = getattr(memhc, name)
+        out.append((f, name, list(inspect.signature(f).parameters)))
+    out.append((memhc.Runtime, "Runtime()", list(inspect.signature(memhc.Runtime).parameters)))
+    for name in ("register", "contract", "run_vector", "trace", "read", "release", "stats",
+                 "audit", "synchronize", "budget", "backend", "streams"):
+        m = getattr(memhc.Runtime, name)
+        params = []
+        if callable(m):
+            params = [p for p in inspect.signature(m).parameters if p != "self"]
+        out.append((m, "Runtime." + name, params))
+    out.append((memhc.Node.shape, "Node.shape", []))
+    return out
+
+
+def test_help_answers():
+    for obj, name, params in documented():
+        doc = inspect.getdoc(obj) or ""
+        assert len(doc) > 20, f"{name} has no docstring"
+        for p in params:
+            assert re.search(rf"\b{p}\b", doc), f"{name}: argument {p} not documented"
+    rt_doc = inspect.getdoc(memhc.Runtime)
+    assert "1 GiB" in rt_doc and "None" in rt_doc and "Raises" in rt_doc
+    assert "streams" in rt_doc and "seed" in rt_doc
+    assert list(inspect.signature(memhc.Runtime).parameters) == [
+        "backend", "budget", "policy", "mode", "streams", "seed"]
+    assert inspect.signature(memhc.Runtime).parameters["streams"].default == 4
+
+
+def test_the_typecheck_script_runs():
+    p = subprocess.run([sys.executable, str(ROOT / "python/tests/typecheck.py")], cwd=ROOT,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr

@@ -1,9 +1,14 @@
-//! Which backend a run goes to: `--backend host|cuda|rocm`. The GPU backends are compiled in by
-//! this crate's features of the same names; without them, asking for one is a one-line usage
-//! error that says how to rebuild.
+//! Which backend a run goes to: `--backend host|cuda|rocm|model`. The GPU backends are compiled
+//! in by this crate's features of the same names; without them, asking for one is a one-line
+//! usage error that says how to rebuild. `model` is the modelled H100 of `memhc_gpu::model`:
+//! no data, modelled time, always compiled; its runs report the modelled makespan and floor
+//! ([`last_model_report`]).
+
+use std::cell::Cell;
 
 use std::str::FromStr;
 
+use memhc_gpu::model::{ModelParams, ModelReport, model_backend};
 use memhc_host::host::HostBackend;
 
 use crate::error::{Result, SynthError};
@@ -19,6 +24,8 @@ pub enum BackendChoice {
     Cuda,
     /// The AMD backend (feature `rocm`).
     Rocm,
+    /// The modelled H100 (`memhc_gpu::model`): no data, modelled time.
+    Model,
 }
 
 impl BackendChoice {
@@ -28,13 +35,14 @@ impl BackendChoice {
             BackendChoice::Host => "host",
             BackendChoice::Cuda => "cuda",
             BackendChoice::Rocm => "rocm",
+            BackendChoice::Model => "model",
         }
     }
 
     /// Whether this build can run it.
     pub fn compiled(self) -> bool {
         match self {
-            BackendChoice::Host => true,
+            BackendChoice::Host | BackendChoice::Model => true,
             BackendChoice::Cuda => cfg!(feature = "cuda"),
             BackendChoice::Rocm => cfg!(feature = "rocm"),
         }
@@ -44,15 +52,16 @@ impl BackendChoice {
 impl FromStr for BackendChoice {
     type Err = SynthError;
 
-    /// Parses `host`, `cuda` or `rocm`, refusing a GPU backend this build lacks.
+    /// Parses `host`, `cuda`, `rocm` or `model`, refusing a GPU backend this build lacks.
     fn from_str(s: &str) -> Result<Self> {
         let choice = match s {
             "host" => BackendChoice::Host,
             "cuda" => BackendChoice::Cuda,
             "rocm" => BackendChoice::Rocm,
+            "model" => BackendChoice::Model,
             other => {
                 return Err(SynthError::Usage(format!(
-                    "--backend {other}: unknown backend (host, cuda or rocm)"
+                    "--backend {other}: unknown backend (host, cuda, rocm or model)"
                 )));
             }
         };
@@ -71,7 +80,7 @@ impl BackendChoice {
     /// device): a one-line error otherwise.
     pub fn check(self) -> Result<()> {
         match self {
-            BackendChoice::Host => Ok(()),
+            BackendChoice::Host | BackendChoice::Model => Ok(()),
             #[cfg(feature = "cuda")]
             BackendChoice::Cuda => memhc_cuda::CudaBackend::new()
                 .map(drop)
@@ -93,6 +102,17 @@ fn not_compiled(choice: BackendChoice) -> SynthError {
     ))
 }
 
+thread_local! {
+    /// The model's report of the last run of `--backend model` on this thread.
+    static MODELLED: Cell<Option<ModelReport>> = const { Cell::new(None) };
+}
+
+/// The modelled makespan and floor of the last run [`run_on`] made on this thread, if it ran
+/// on `--backend model` (`None` after a run on any other backend).
+pub fn last_model_report() -> Option<ModelReport> {
+    MODELLED.with(Cell::get)
+}
+
 /// Runs `w` on a fresh backend of kind `choice` whose budget is the run's, recording the
 /// runtime's event log if `events`. A GPU backend that cannot open (no driver, no device) is
 /// reported in one line.
@@ -104,9 +124,17 @@ pub fn run_on(
     events: bool,
     progress: &mut dyn FnMut(usize),
 ) -> Result<Traced> {
+    MODELLED.with(|m| m.set(None));
     match choice {
         BackendChoice::Host => {
             run_observed(HostBackend::new(spec.budget), w, a, spec, events, progress)
+        }
+        BackendChoice::Model => {
+            let (backend, clock) =
+                model_backend(ModelParams::h100(), spec.budget).map_err(memhc_core::Error::from)?;
+            let traced = run_observed(backend, w, a, spec, events, progress)?;
+            MODELLED.with(|m| m.set(Some(clock.report())));
+            Ok(traced)
         }
         #[cfg(feature = "cuda")]
         BackendChoice::Cuda => {

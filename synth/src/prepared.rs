@@ -113,6 +113,7 @@ impl Prepared {
         let s = &o.stats;
         let generated = !self.from_file;
         let p = &self.params;
+        let modelled = crate::device::last_model_report();
         Record {
             policy: spec.policy.to_string(),
             mode: spec.mode.to_string(),
@@ -163,6 +164,8 @@ impl Prepared {
             miss_lower_bound,
             verified: spec.verify.then_some(o.max_rel_error.is_some()),
             max_rel_error: o.max_rel_error,
+            model_makespan_s: modelled.map(|m| m.makespan_s),
+            model_floor_s: modelled.map(|m| m.floor_s),
         }
     }
 }

@@ -101,6 +101,13 @@ pub struct Record {
     pub verified: Option<bool>,
     /// The largest relative error against the reference, when checked.
     pub max_rel_error: Option<f64>,
+    /// `--backend model`: the modelled makespan of the run on the modelled H100, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_makespan_s: Option<f64>,
+    /// `--backend model`: the modelled floor of the run, `max(flops / rate, bytes in / bus,
+    /// bytes out / bus)` over the work it issued, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_floor_s: Option<f64>,
 }
 
 /// The parameters [`Record::parameter`] knows, by their command-line names.

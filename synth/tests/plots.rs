@@ -62,6 +62,8 @@ fn record(policy: &str, mode: &str, repeat: f64, gflops: f64, evictions: u64) ->
         miss_lower_bound: Some(5 + (10.0 * (1.0 - repeat)) as u64),
         verified: Some(true),
         max_rel_error: Some(0.0),
+        model_makespan_s: None,
+        model_floor_s: None,
     }
 }
 

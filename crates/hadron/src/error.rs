@@ -73,6 +73,41 @@ pub enum HadronError {
     /// An object id this engine did not register or create, or that was released.
     #[error("unknown node {0}")]
     UnknownNode(ObjectId),
+    /// A size from the caller that overflows the address space, or a host memory setting
+    /// that does not parse (a bad argument: nothing was allocated).
+    #[error("too large: {0}")]
+    TooLarge(String),
+    /// A request larger than the host memory available
+    /// ([`admission`](crate::admission)); nothing was allocated.
+    #[error(
+        "{what} needs {} of host memory, more than the {} available (MEMHC_HOST_MEMORY sets what is available)",
+        human_bytes(*.needed),
+        human_bytes(*.available)
+    )]
+    OutOfHostMemory {
+        /// What needs the memory.
+        what: String,
+        /// Bytes needed.
+        needed: u64,
+        /// Bytes available.
+        available: u64,
+    },
+}
+
+/// A byte count in words: `572.2 GiB`.
+pub fn human_bytes(b: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
 }
 
 /// Shorthand for results of the hadron layer.

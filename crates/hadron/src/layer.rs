@@ -73,12 +73,18 @@ pub fn strided(terms: &[Term]) -> Option<Strided> {
     if step.0 == 0 {
         return None; // two items writing one output
     }
+    // Checked: indices come from callers and may be as large as usize::MAX (found by the C
+    // ABI fuzzer: an overflow panic here was MEMHC_STATUS_INTERNAL).
+    let at = |i: usize, base: usize, step: usize| i.checked_mul(step)?.checked_add(base);
     let regular = terms.iter().enumerate().all(|(i, t)| {
-        *t == Term::new(
-            first.out + i * step.0,
-            first.a + i * step.1,
-            first.b + i * step.2,
-        )
+        match (
+            at(i, first.out, step.0),
+            at(i, first.a, step.1),
+            at(i, first.b, step.2),
+        ) {
+            (Some(out), Some(a), Some(b)) => *t == Term::new(out, a, b),
+            _ => false,
+        }
     });
     regular.then_some(Strided {
         first: *first,
@@ -109,6 +115,15 @@ mod tests {
         assert_eq!(strided(&[Term::new(1, 0, 0), Term::new(0, 1, 1)]), None);
         assert_eq!(
             strided(&[Term::new(0, 0, 0), Term::new(1, 1, 1), Term::new(3, 2, 2)]),
+            None
+        );
+        // A step of usize::MAX overflows at the third term: not regular, and no panic.
+        assert_eq!(
+            strided(&[
+                Term::new(0, 0, 0),
+                Term::new(1, usize::MAX, 0),
+                Term::new(2, 5, 0)
+            ]),
             None
         );
     }

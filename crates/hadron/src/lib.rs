@@ -14,6 +14,9 @@
 //!   inputs through the element cache, outputs as GPU-only objects, packed by default, terms
 //!   accumulated layer by layer with `beta = 1` (or the paper's temporaries, selectable), vectors
 //!   run concurrently on several streams, correlator traces computed on the device.
+//! * [`admission`]: sizes from a caller or a file admitted against the host memory before
+//!   anything is allocated (`MEMHC_HOST_MEMORY`, `/proc/meminfo`, the cgroup limit), and
+//!   bounded reads of text files; shared by every entry point (C, Python, the command lines).
 //! * [`mod@reference`]: the independent implementation tests compare against;
 //!   [`dense`] evaluates whole correlator graphs with it, as plain `4N x 4N` products and
 //!   traces.
@@ -42,6 +45,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod admission;
 pub mod contraction;
 pub mod dense;
 pub mod engine;

@@ -12,10 +12,15 @@
 
 use std::collections::HashSet;
 
+use crate::admission::{SMALL_BYTES, admit_host};
 use crate::error::{HadronError, Operand, Result};
 
 pub use crate::layer::{Layer, Strided, strided};
 pub use crate::term::Term;
+
+/// Host bytes a mapping keeps per output spin at most: its count of terms per output, the
+/// uncovered list, and [`SpinMapping::terms_by_output`]'s empty list (five words).
+const BYTES_PER_OUT_SPIN: u64 = 40;
 
 /// A validated spin mapping. See the [module documentation](self).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,9 +41,27 @@ impl SpinMapping {
     /// is the order products accumulate in). Fails on an empty list, an output index out of
     /// range, or a repeated term. Input indices are checked against the nodes at contraction
     /// time ([`SpinMapping::check_inputs`]).
+    ///
+    /// The mapping keeps a few words per output spin, so `out_spins` is admitted against the
+    /// host memory first ([`admit_host`]): a count whose tables cannot fit is refused with
+    /// [`HadronError::OutOfHostMemory`] (or [`HadronError::TooLarge`] past the address space)
+    /// before anything is allocated.
     pub fn new(out_spins: usize, terms: Vec<Term>) -> Result<Self> {
         if terms.is_empty() {
             return Err(HadronError::Empty("spin mapping"));
+        }
+        let bytes = (out_spins as u64)
+            .checked_mul(BYTES_PER_OUT_SPIN)
+            .ok_or_else(|| {
+                HadronError::TooLarge(format!(
+                    "a spin mapping of {out_spins} output spins exceeds the address space"
+                ))
+            })?;
+        if bytes >= SMALL_BYTES {
+            admit_host(
+                &format!("a spin mapping of {out_spins} output spins"),
+                bytes,
+            )?;
         }
         let mut seen = HashSet::with_capacity(terms.len());
         for t in &terms {
@@ -69,9 +92,11 @@ impl SpinMapping {
             layers[l].push(*t);
         }
         let uncovered = (0..out_spins).filter(|&s| seen[s] == 0).collect();
-        let reach = terms
-            .iter()
-            .fold((0, 0), |(a, b), t| (a.max(t.a + 1), b.max(t.b + 1)));
+        let reach = terms.iter().fold((0, 0), |(a, b), t| {
+            // Saturating: an index of usize::MAX reaches past every node, and
+            // check_inputs then names it instead of wrapping to 0.
+            (a.max(t.a.saturating_add(1)), b.max(t.b.saturating_add(1)))
+        });
         SpinMapping {
             reach,
             out_spins,
@@ -82,8 +107,18 @@ impl SpinMapping {
     }
 
     /// A mapping whose number of output spins is the largest output index plus one.
+    /// An output index of `usize::MAX` has no count above it: [`HadronError::TooLarge`].
     pub fn from_terms(terms: Vec<Term>) -> Result<Self> {
-        let out_spins = terms.iter().map(|t| t.out + 1).max().unwrap_or(0);
+        let mut out_spins = 0usize;
+        for t in &terms {
+            let reach = t.out.checked_add(1).ok_or_else(|| {
+                HadronError::TooLarge(format!(
+                    "output spin {}: no spin count is larger than it",
+                    t.out
+                ))
+            })?;
+            out_spins = out_spins.max(reach);
+        }
         Self::new(out_spins, terms)
     }
 
@@ -242,6 +277,51 @@ mod tests {
                 .out_spins(),
             7
         );
+    }
+
+    #[test]
+    fn huge_spin_counts_are_refused_before_any_allocation() {
+        // 2^40 output spins: 40 TiB of tables, more than any host has.
+        let t = vec![Term::new(0, 0, 0)];
+        assert!(matches!(
+            SpinMapping::new(1 << 40, t.clone()),
+            Err(HadronError::OutOfHostMemory { needed, .. }) if needed == 40 << 40
+        ));
+        // 2^62 x 40 bytes overflows 64 bits: a bad argument.
+        assert!(matches!(
+            SpinMapping::new(1 << 62, t.clone()),
+            Err(HadronError::TooLarge(_))
+        ));
+        // An output index of 2^40 asks for 2^40 + 1 spins.
+        assert!(matches!(
+            SpinMapping::from_terms(vec![Term::new(1 << 40, 0, 0)]),
+            Err(HadronError::OutOfHostMemory { .. })
+        ));
+        assert!(matches!(
+            SpinMapping::from_terms(vec![Term::new(usize::MAX, 0, 0)]),
+            Err(HadronError::TooLarge(_))
+        ));
+    }
+
+    #[test]
+    fn the_largest_spin_index_does_not_wrap_past_the_range_check() {
+        let m = SpinMapping::new(1, vec![Term::new(0, usize::MAX, 0)]).unwrap();
+        assert_eq!(
+            m.check_inputs(16, 16),
+            Err(HadronError::SpinOutOfRange {
+                operand: Operand::A,
+                index: usize::MAX,
+                spins: 16
+            })
+        );
+        let m = SpinMapping::new(1, vec![Term::new(0, 0, usize::MAX)]).unwrap();
+        assert!(matches!(
+            m.check_inputs(16, 16),
+            Err(HadronError::SpinOutOfRange {
+                operand: Operand::B,
+                ..
+            })
+        ));
     }
 
     #[test]

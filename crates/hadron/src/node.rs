@@ -196,15 +196,16 @@ impl HadronNode {
         let shape = self.shape();
         let (rows, cols) = shape.matrix(view)?;
         let e = shape.component_elems();
-        let flat = self
-            .as_slice()
-            .get(spin * e..(spin + 1) * e)
-            .ok_or_else(|| {
-                HadronError::BadNode(format!(
-                    "spin {spin} of a node with {} spins",
-                    shape.spins()
-                ))
-            })?;
+        // Checked: a spin index from a caller may be as large as usize::MAX.
+        let range = spin
+            .checked_mul(e)
+            .and_then(|start| Some(start..start.checked_add(e)?));
+        let flat = range.and_then(|r| self.as_slice().get(r)).ok_or_else(|| {
+            HadronError::BadNode(format!(
+                "spin {spin} of a node with {} spins",
+                shape.spins()
+            ))
+        })?;
         ArrayView2::from_shape((rows, cols), flat).map_err(|e| HadronError::BadNode(e.to_string()))
     }
 
@@ -235,6 +236,13 @@ mod tests {
         assert_eq!(m[[0, 2]], Complex64::new(8.0, 0.0)); // component 1 starts at 6; row 0 col 2
         assert_eq!(m[[1, 0]], Complex64::new(9.0, 0.0));
         assert_eq!(node.clone().into_vec(), data);
+        // Spins past the end, up to the largest index, are refused rather than wrapping.
+        for spin in [2, usize::MAX / 6 + 1, usize::MAX] {
+            assert!(matches!(
+                node.matrix(spin, MatrixView::default()),
+                Err(HadronError::BadNode(_))
+            ));
+        }
     }
 
     #[test]

@@ -90,7 +90,10 @@ impl Journal {
 
     fn completed(&self, unit: &Unit) -> Result<Option<String>> {
         let path = self.path(&unit.key)?;
-        let text = match fs::read_to_string(&path) {
+        let text = match hadron::admission::read_text_bounded(
+            &path,
+            hadron::admission::MAX_TEXT_FILE_BYTES,
+        ) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(CampaignError::io(&path, e)),

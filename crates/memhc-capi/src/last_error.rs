@@ -12,9 +12,11 @@ thread_local! {
     static LAST: RefCell<CString> = RefCell::new(CString::default());
 }
 
-/// Replaces this thread's message (interior NULs become `?`).
+/// Replaces this thread's message (interior NULs become `?`, line breaks spaces: the message
+/// is one line, whatever a file name or a system message holds).
 pub fn set(message: &str) {
-    let text = CString::new(message.replace('\0', "?")).unwrap_or_default();
+    let line = message.replace('\0', "?").replace(['\n', '\r'], " ");
+    let text = CString::new(line).unwrap_or_default();
     LAST.with(|l| *l.borrow_mut() = text);
 }
 

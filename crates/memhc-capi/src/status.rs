@@ -54,6 +54,10 @@ pub enum MemhcStatus {
     VerifyFailed = 15,
     /// A name looked up that is not there (`memhc_corr_results_find`).
     NotFound = 16,
+    /// A request larger than the host memory available (a spin count, a node, a correlator
+    /// file's data), refused before anything was allocated; `MEMHC_HOST_MEMORY` sets what is
+    /// available. Nothing was changed.
+    OutOfHostMemory = 17,
 }
 
 impl MemhcStatus {
@@ -77,11 +81,12 @@ impl MemhcStatus {
             MemhcStatus::InvalidFile => "MEMHC_STATUS_INVALID_FILE",
             MemhcStatus::VerifyFailed => "MEMHC_STATUS_VERIFY_FAILED",
             MemhcStatus::NotFound => "MEMHC_STATUS_NOT_FOUND",
+            MemhcStatus::OutOfHostMemory => "MEMHC_STATUS_OUT_OF_HOST_MEMORY",
         }
     }
 
     /// Every code, in order.
-    pub const ALL: [MemhcStatus; 17] = [
+    pub const ALL: [MemhcStatus; 18] = [
         MemhcStatus::Ok,
         MemhcStatus::NullPointer,
         MemhcStatus::InvalidHandle,
@@ -99,6 +104,7 @@ impl MemhcStatus {
         MemhcStatus::InvalidFile,
         MemhcStatus::VerifyFailed,
         MemhcStatus::NotFound,
+        MemhcStatus::OutOfHostMemory,
     ];
 }
 
@@ -155,6 +161,7 @@ impl From<EmbedError> for Failure {
             ErrorKind::Io => MemhcStatus::Io,
             ErrorKind::InvalidFile => MemhcStatus::InvalidFile,
             ErrorKind::VerifyFailed => MemhcStatus::VerifyFailed,
+            ErrorKind::OutOfHostMemory => MemhcStatus::OutOfHostMemory,
         };
         Failure::new(status, e.to_string())
     }

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use crate::admit::admit_model;
 use crate::error::{CorrError, Invalid, Problem, Result};
 use crate::format::{CorrFile, FORMAT};
 use crate::model::Model;
@@ -15,24 +16,34 @@ struct Probe {
     format: Option<String>,
 }
 
+/// The most bytes of a correlator file read (1 GiB): a device like `/dev/zero` or a huge
+/// file is refused instead of read whole.
+pub const MAX_FILE_BYTES: u64 = hadron::admission::MAX_TEXT_FILE_BYTES;
+
 /// Reads the correlator file at `path` and checks it (data files beside it included).
 ///
 /// A file that cannot be read is [`CorrError::Io`], JSON that does not fit the format
 /// [`CorrError::Json`], anything else wrong [`CorrError::Invalid`]: one line each, naming the
 /// file and the place.
 pub fn load(path: &Path) -> Result<Model> {
-    let text = std::fs::read_to_string(path).map_err(|e| CorrError::io(path, e))?;
+    let text = hadron::admission::read_text_bounded(path, MAX_FILE_BYTES)
+        .map_err(|e| CorrError::io(path, e))?;
     let dir = path.parent().unwrap_or(Path::new(""));
     parse(&text, &path.display().to_string(), dir)
 }
 
 /// Parses and checks `text` as the file named `file`, relative data paths taken from `dir`.
+///
+/// A file whose node values together could never be held on this host is refused
+/// ([`admit_model`]) before any value is made.
 pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Model> {
     let parsed = parse_file(text, file)?;
-    Model::new(parsed, dir).map_err(|e| match e {
+    let model = Model::new(parsed, dir).map_err(|e| match e {
         CorrError::Invalid(i) => CorrError::Invalid(i.within(file)),
         other => other,
-    })
+    })?;
+    admit_model(&model, file)?;
+    Ok(model)
 }
 
 /// Parses `text` (the file named `file`) into a [`CorrFile`] without checking it further.

@@ -34,6 +34,7 @@
 //! graph, for checking.
 #![forbid(unsafe_code)]
 
+pub mod admit;
 pub mod data;
 pub mod error;
 pub mod format;
@@ -48,6 +49,7 @@ pub mod run;
 pub mod seed;
 mod validate;
 
+pub use admit::{admit_model, admit_run, largest_step_bytes};
 pub use data::write_npy;
 pub use error::{CorrError, Invalid, Problem, Result};
 pub use format::{

@@ -141,10 +141,23 @@ impl CorrRun {
     /// backend (not [`DEFAULT_HOST_BUDGET`](crate::options::DEFAULT_HOST_BUDGET)) and the
     /// device's free memory on a GPU. The runtime is dropped before this returns (its
     /// statistics are kept in [`CorrResults::stats`]).
+    ///
+    /// Before anything is made the run is admitted ([`memhc_corr::admit_run`]): a budget
+    /// smaller than the plan's largest step is [`ErrorKind::DoesNotFit`](crate::ErrorKind),
+    /// values the host cannot hold [`ErrorKind::OutOfHostMemory`](crate::ErrorKind).
     pub fn run(&self, options: &Options) -> Result<CorrResults> {
         let mut options = options.clone();
         options.budget = self.budget_for(&options)?;
+        let host_device = options.backend == BackendName::Host;
+        if let Some(budget) = options.budget {
+            memhc_corr::admit_run(&self.plan, budget as u64, host_device)?;
+        }
         let mut engine = AnyEngine::open(&options)?;
+        if options.budget.is_none() {
+            // A GPU's budget is its free memory, known once it is open.
+            let budget = with_engine!(&engine, e => e.runtime().budget());
+            memhc_corr::admit_run(&self.plan, budget as u64, host_device)?;
+        }
         let (values, stats) = with_engine!(&mut engine, e => {
             let values = memhc_corr::run(&self.plan, e, &mut |_| {})?;
             e.runtime_mut().synchronize()?;

@@ -41,6 +41,9 @@ pub enum ErrorKind {
     /// Computed correlators that differ from the independent reference by more than the
     /// tolerance ([`CorrRun::verify`](crate::CorrRun::verify)).
     VerifyFailed,
+    /// A request larger than the host memory available (`hadron::admission`: a spin count, a
+    /// node, a correlator file's data): refused before anything was allocated.
+    OutOfHostMemory,
 }
 
 /// An error of an embedded session: a [`HadronError`] from the engine, or one of the session's
@@ -105,6 +108,7 @@ impl EmbedError {
         match self {
             EmbedError::Hadron(HadronError::Runtime(e)) => runtime_kind(e),
             EmbedError::Hadron(HadronError::UnknownNode(_)) => ErrorKind::UnknownObject,
+            EmbedError::Hadron(HadronError::OutOfHostMemory { .. }) => ErrorKind::OutOfHostMemory,
             EmbedError::Hadron(_) => ErrorKind::InvalidArgument,
             EmbedError::Unavailable(_) => ErrorKind::Unavailable,
             EmbedError::UnknownName(_) => ErrorKind::UnknownName,

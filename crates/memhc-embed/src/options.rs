@@ -129,7 +129,18 @@ impl Options {
     }
 
     /// The runtime configuration these options describe (validated).
+    ///
+    /// More than [`hadron::admission::MAX_STREAMS`] streams is
+    /// [`ErrorKind::InvalidArgument`](crate::ErrorKind): the host backend runs a thread per
+    /// stream.
     pub fn config(&self) -> Result<Config> {
+        if self.streams > hadron::admission::MAX_STREAMS {
+            return Err(EmbedError::InvalidArgument(format!(
+                "{} streams: at most {}",
+                self.streams,
+                hadron::admission::MAX_STREAMS
+            )));
+        }
         let mut c = Config::for_mode(self.mode)
             .with_policy(self.policy)
             .with_streams(self.streams)

@@ -127,6 +127,7 @@ mod api;
 mod backend;
 mod event;
 mod memory;
+pub mod model;
 mod options;
 pub mod pieces;
 mod probe;

@@ -26,7 +26,8 @@
 //! What the machine has: on Linux, `MemAvailable` of `/proc/meminfo`, lowered to the room left
 //! under a cgroup memory limit (v2 `memory.max`, or v1 `memory.limit_in_bytes`) when there is
 //! one ([`available_host_memory`]). Elsewhere nothing is known and the caller skips the check
-//! (`memhc-synth` takes `MEMHC_HOST_MEMORY` instead, when set). All arithmetic is exact in
+//! (`memhc-synth` takes `MEMHC_HOST_MEMORY` instead, when set). The reading of the system is
+//! `hadron::admission`'s, shared with every other entry point. All arithmetic is exact in
 //! `u128` and saturates at `u64::MAX` bytes, so no size overflows.
 
 use std::collections::HashMap;
@@ -286,71 +287,12 @@ pub fn admit(what: &str, needed: u64, detail: &str, available: Option<u64>) -> R
     }
 }
 
-/// The host memory available to this process, in bytes, where the system says: on Linux,
-/// `MemAvailable` from `/proc/meminfo`, lowered to the room under a cgroup memory limit (its
-/// limit minus its usage, reclaimable file cache counted as room). `None` elsewhere.
-pub fn available_host_memory() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let mut available = meminfo_available(&meminfo)?;
-    if let Some(room) = cgroup_room() {
-        available = available.min(room);
-    }
-    Some(available)
-}
-
-/// `MemAvailable` of a `/proc/meminfo` text, in bytes.
-fn meminfo_available(meminfo: &str) -> Option<u64> {
-    let kib = meminfo
-        .lines()
-        .find_map(|l| l.strip_prefix("MemAvailable:"))?
-        .trim()
-        .strip_suffix("kB")?
-        .trim()
-        .parse::<u64>()
-        .ok()?;
-    Some(kib.saturating_mul(1024))
-}
-
-/// Room left under this process's cgroup memory limit, if it has one (v2, else v1).
-fn cgroup_room() -> Option<u64> {
-    let read = |path: &str| std::fs::read_to_string(path).ok();
-    let number = |path: &str| read(path)?.trim().parse::<u64>().ok();
-    let stat = |path: &str, key: &str| {
-        read(path)?.lines().find_map(|l| {
-            let (k, v) = l.split_once(' ')?;
-            (k == key).then(|| v.trim().parse::<u64>().ok()).flatten()
-        })
-    };
-    let room = |limit: u64, usage: u64, reclaimable: Option<u64>| {
-        limit.saturating_sub(usage.saturating_sub(reclaimable.unwrap_or(0)))
-    };
-    // cgroup v2: "max" (no limit) does not parse as a number.
-    if let (Some(limit), Some(usage)) = (
-        number("/sys/fs/cgroup/memory.max"),
-        number("/sys/fs/cgroup/memory.current"),
-    ) {
-        let reclaimable = stat("/sys/fs/cgroup/memory.stat", "inactive_file");
-        return Some(room(limit, usage, reclaimable));
-    }
-    // cgroup v1: no limit reads as a huge number, which the minimum then ignores.
-    let v1 = "/sys/fs/cgroup/memory";
-    let limit = number(&format!("{v1}/memory.limit_in_bytes"))?;
-    let usage = number(&format!("{v1}/memory.usage_in_bytes"))?;
-    let reclaimable = stat(&format!("{v1}/memory.stat"), "total_inactive_file");
-    Some(room(limit, usage, reclaimable))
-}
+pub use hadron::admission::available_host_memory;
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::generate::generate;
-
-    #[test]
-    fn meminfo_parses() {
-        let text = "MemTotal:       24684084 kB\nMemFree: 1 kB\nMemAvailable:   24214064 kB\n";
-        assert_eq!(meminfo_available(text), Some(24214064 * 1024));
-        assert_eq!(meminfo_available("MemTotal: 5 kB\n"), None);
-    }
 
     #[test]
     fn the_generated_estimate_matches_the_generator() {

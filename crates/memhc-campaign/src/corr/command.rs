@@ -11,7 +11,8 @@ use serde::Serialize;
 
 use crate::corr::CorrCampaign;
 use crate::corr::gather::check_output;
-use crate::corr::job::{CorrJob, Runner};
+use crate::corr::job::{CorrJob, Runner, admit_unit, unit_model, unit_plan};
+use crate::corr::units::UnitSpec;
 use crate::error::{CampaignError, Result};
 use crate::fault::Fault;
 use crate::journal::{Journal, write_atomic};
@@ -96,7 +97,7 @@ pub fn main<R: Runner>(program: &str, runner: R, options: &CampaignOptions) -> u
         return 0;
     }
     let prepared = fault.and_then(|_| prepare(options, &backend));
-    let (campaign, journal, mut results) = match prepared {
+    let (campaign, journal, mut results, created) = match prepared {
         Ok(p) => p,
         Err(e) => {
             world.stop_all(&timing);
@@ -126,8 +127,14 @@ pub fn main<R: Runner>(program: &str, runner: R, options: &CampaignOptions) -> u
         values.write(&options.out)?;
         let line = report(&world, campaign.units().len(), &summary);
         if let Some(path) = &options.summary {
-            let text = serde_json::to_vec_pretty(&line).map_err(|e| CampaignError::io(path, e))?;
-            write_atomic(path, &text)?;
+            let written = serde_json::to_vec_pretty(&line)
+                .map_err(|e| CampaignError::io(path, e))
+                .and_then(|text| write_atomic(path, &text));
+            if let Err(e) = written {
+                // A failing command leaves no output behind.
+                let _ = std::fs::remove_file(&options.out);
+                return Err(e);
+            }
         }
         println!(
             "{program}: {} units ({} from the journal) on {} rank{} ({}) in {:.2} s -> {}",
@@ -144,6 +151,12 @@ pub fn main<R: Runner>(program: &str, runner: R, options: &CampaignOptions) -> u
     let code = match finished {
         Ok(()) => 0,
         Err(e) => {
+            if created {
+                // A journal this run made and no unit completed in: nothing to restart from.
+                // remove_dir removes only empty directories, so completed units stay.
+                let _ = std::fs::remove_dir(journal.dir().join("units"));
+                let _ = std::fs::remove_dir(journal.dir());
+            }
             eprintln!("{program}: {e}");
             e.exit_code()
         }
@@ -152,19 +165,51 @@ pub fn main<R: Runner>(program: &str, runner: R, options: &CampaignOptions) -> u
     code
 }
 
-type Prepared = (CorrCampaign, Journal, Vec<Option<String>>);
+/// The campaign, its journal, the results found in it, and whether this run created the
+/// journal's directory.
+type Prepared = (CorrCampaign, Journal, Vec<Option<String>>, bool);
 
+/// Checks everything that can be checked before the journal exists: the output's form, that
+/// the summary's place can be written, the manifest, and every unit's admission (its file,
+/// its plan under the budget, the host memory it needs; [`admit_unit`]). A campaign refused
+/// here leaves nothing behind.
 fn prepare(options: &CampaignOptions, backend: &str) -> Result<Prepared> {
     check_output(&options.out)?;
+    if let Some(summary) = &options.summary {
+        check_writable(summary)?;
+    }
     let campaign = CorrCampaign::load(&options.manifest, backend)?;
+    for unit in campaign.units() {
+        let refuse = |m: String| CampaignError::Usage(format!("unit {}: {m}", unit.key));
+        let spec: UnitSpec = serde_json::from_str(&unit.spec).map_err(|e| refuse(e.to_string()))?;
+        let model = unit_model(&spec).map_err(|e| refuse(e.to_string()))?;
+        let (plan, budget) = unit_plan(&model, &spec.run).map_err(|e| refuse(e.0))?;
+        admit_unit(&plan, budget, backend).map_err(|e| refuse(e.0))?;
+    }
     let dir = options.journal.clone().unwrap_or_else(|| {
         let mut d = options.out.clone().into_os_string();
         d.push(".journal");
         PathBuf::from(d)
     });
+    let created = !dir.exists();
     let journal = Journal::open(&dir)?;
     let results = journal.load(campaign.units())?;
-    Ok((campaign, journal, results))
+    Ok((campaign, journal, results, created))
+}
+
+/// Refuses a path a file cannot be created at (a directory that does not exist, `/proc/x`),
+/// by creating and removing a probe beside it.
+fn check_writable(path: &std::path::Path) -> Result<()> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| CampaignError::Usage(format!("{}: not a file name", path.display())))?;
+    let mut probe_name = std::ffi::OsString::from(".");
+    probe_name.push(name);
+    probe_name.push(format!(".probe.{}", std::process::id()));
+    let probe = path.with_file_name(probe_name);
+    std::fs::write(&probe, b"").map_err(|e| CampaignError::io(path, e))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
 }
 
 fn report(world: &World, units: usize, s: &Summary) -> RunSummary {

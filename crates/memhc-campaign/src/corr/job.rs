@@ -106,7 +106,9 @@ impl<R: Runner> CorrJob<R> {
 /// checked against the file's directory (node data included). Errors name the file.
 pub fn unit_model(spec: &UnitSpec) -> Result<Model, CorrError> {
     let name = spec.file.display().to_string();
-    let text = std::fs::read_to_string(&spec.file).map_err(|e| CorrError::io(&spec.file, e))?;
+    let text =
+        hadron::admission::read_text_bounded(&spec.file, hadron::admission::MAX_TEXT_FILE_BYTES)
+            .map_err(|e| CorrError::io(&spec.file, e))?;
     let mut file = memhc_corr::io::parse_file(&text, &name)?;
     if let Some(seed) = spec.seed {
         reseed(&mut file, seed);
@@ -129,6 +131,13 @@ pub fn unit_plan(model: &Model, run: &RunSettings) -> Result<(Plan, usize), JobE
     Ok((plan, usize::try_from(budget).unwrap_or(usize::MAX)))
 }
 
+/// Refuses a unit whose plan cannot run under `budget` on the backend named `backend`, before
+/// any value is made ([`memhc_corr::admit_run`]: the largest step must fit the budget, and
+/// the host must hold the values the run reads, plus the device memory on the host backend).
+pub fn admit_unit(plan: &Plan, budget: usize, backend: &str) -> Result<(), JobError> {
+    memhc_corr::admit_run(plan, budget as u64, backend == "host").map_err(JobError::line)
+}
+
 impl<R: Runner> Job for CorrJob<R> {
     fn setup(&self, ctx: &RankContext) -> Result<(), JobError> {
         self.runner.check(ctx)
@@ -146,6 +155,7 @@ impl<R: Runner> Job for CorrJob<R> {
         }
         let model = unit_model(&spec).map_err(JobError::line)?;
         let (plan, budget) = unit_plan(&model, &spec.run)?;
+        admit_unit(&plan, budget, self.runner.name())?;
         let values = self
             .runner
             .run(&plan, spec.run.config(budget), budget, ctx)?;

@@ -162,6 +162,13 @@ impl RunSettings {
         if self.streams == 0 {
             return Err("run.streams must be at least 1".into());
         }
+        if self.streams > hadron::admission::MAX_STREAMS {
+            return Err(format!(
+                "run.streams {}: at most {}",
+                self.streams,
+                hadron::admission::MAX_STREAMS
+            ));
+        }
         if self.vector_size == 0 {
             return Err("run.vector_size must be at least 1".into());
         }
@@ -178,7 +185,9 @@ impl RunSettings {
 impl Manifest {
     /// Reads and checks the manifest at `path`.
     pub fn load(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| CampaignError::io(path, e))?;
+        let text =
+            hadron::admission::read_text_bounded(path, hadron::admission::MAX_TEXT_FILE_BYTES)
+                .map_err(|e| CampaignError::io(path, e))?;
         Self::parse(&text, &path.display().to_string())
     }
 

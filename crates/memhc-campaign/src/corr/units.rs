@@ -65,8 +65,11 @@ pub fn units(manifest: &Manifest, dir: &Path, backend: &str) -> Result<Units> {
     for (c, conf) in manifest.configurations.iter().enumerate() {
         let file_path = dir.join(&conf.file);
         let place = |m: String| CampaignError::Usage(format!("configuration {}: {m}", conf.id));
-        let text = std::fs::read_to_string(&file_path)
-            .map_err(|e| place(format!("{}: {e}", file_path.display())))?;
+        let text = hadron::admission::read_text_bounded(
+            &file_path,
+            hadron::admission::MAX_TEXT_FILE_BYTES,
+        )
+        .map_err(|e| place(format!("{}: {e}", file_path.display())))?;
         let file = memhc_corr::io::parse_file(&text, &file_path.display().to_string())
             .map_err(|e| place(e.to_string()))?;
         let all: BTreeSet<u32> = file

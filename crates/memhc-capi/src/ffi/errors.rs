@@ -40,6 +40,7 @@ pub extern "C" fn memhc_status_name(status: i32) -> *const c_char {
             MemhcStatus::InvalidFile => "MEMHC_STATUS_INVALID_FILE\0",
             MemhcStatus::VerifyFailed => "MEMHC_STATUS_VERIFY_FAILED\0",
             MemhcStatus::NotFound => "MEMHC_STATUS_NOT_FOUND\0",
+            MemhcStatus::OutOfHostMemory => "MEMHC_STATUS_OUT_OF_HOST_MEMORY\0",
         });
     name.as_ptr().cast()
 }

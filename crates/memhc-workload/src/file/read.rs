@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::BufReader;
+use std::io::{BufReader, Seek};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -51,7 +51,8 @@ pub(super) fn single_line(s: &str) -> String {
 }
 
 pub(super) fn read(path: &Path) -> Result<Workload> {
-    let text = std::fs::read_to_string(path).map_err(|e| SynthError::io(path, e))?;
+    let text = hadron::admission::read_text_bounded(path, hadron::admission::MAX_TEXT_FILE_BYTES)
+        .map_err(|e| SynthError::io(path, e))?;
     let file = path.display().to_string();
     let probe: Probe = serde_json::from_str(&text).map_err(|e| json_error(&file, &e))?;
     match probe.format.as_deref() {
@@ -210,7 +211,17 @@ impl Converter {
                 let terms: Vec<Term> = list.iter().map(|&[o, a, b]| Term::new(o, a, b)).collect();
                 let out_spins = match raw.out_spins {
                     Some(s) => s,
-                    None => terms.iter().map(|t| t.out + 1).max().unwrap_or(0),
+                    // Checked: an output index of usize::MAX has no count above it (found by
+                    // the workload fuzzer: an overflow panic).
+                    None => terms
+                        .iter()
+                        .try_fold(0usize, |m, t| t.out.checked_add(1).map(|r| m.max(r)))
+                        .ok_or_else(|| {
+                            at(
+                                "terms",
+                                format!("output spin {}: no spin count is larger", usize::MAX),
+                            )
+                        })?,
                 };
                 self.mapping(out_spins, terms)
                     .map_err(|e| at("terms", e.to_string()))?
@@ -335,7 +346,24 @@ pub(super) fn read_node_npy(path: &Path, shape: &NodeShape) -> Result<HadronNode
             shape_text(&header.shape)
         ));
     }
-    let len = shape.spins() * shape.component_elems();
+    // The shape comes from the file: its bytes are checked against what the file holds and
+    // what the host has before the values are allocated.
+    let layout = shape.layout().map_err(|e| e.to_string())?;
+    let need = layout.bytes() as u64;
+    let start = reader.stream_position().map_err(|e| e.to_string())?;
+    let total = reader
+        .get_ref()
+        .metadata()
+        .map_err(|e| e.to_string())?
+        .len();
+    if total.saturating_sub(start) < need {
+        return Err(format!(
+            "unreadable data: a short file, {} bytes of data where the shape needs {need}",
+            total.saturating_sub(start)
+        ));
+    }
+    hadron::admission::admit_host("the node's values", need).map_err(|e| e.to_string())?;
+    let len = layout.elems();
     let data = Complex64::read_to_end_exact_vec(&mut reader, &header.type_descriptor, len)
         .map_err(|e| format!("unreadable data: {e}"))?;
     HadronNode::from_vec(shape, data).map_err(|e| e.to_string())

@@ -43,7 +43,12 @@ pub fn save(workload: &Workload, path: &Path, npy: bool) -> Result<()> {
             (data, _) => {
                 let values = match data {
                     NodeData::Values(v) => v.clone(),
-                    NodeData::Random { .. } => Arc::new(data.materialise(&n.shape)),
+                    NodeData::Random { .. } => {
+                        let bytes = n.shape.layout().map_err(SynthError::from)?.bytes() as u64;
+                        hadron::admission::admit_host(&format!("node {}'s values", n.id), bytes)
+                            .map_err(SynthError::from)?;
+                        Arc::new(data.materialise(&n.shape))
+                    }
                 };
                 if values.shape() != n.shape {
                     return Err(WorkloadError::at(

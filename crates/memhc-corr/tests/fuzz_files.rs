@@ -1,0 +1,262 @@
+//! Fuzzing the correlator file parser and `.npy` node data (issue 31): seeded mutations of
+//! valid files (numbers replaced by the values that break size arithmetic, bytes flipped,
+//! ranges cut or repeated), then parse, check, plan, admit and (when admitted under a 1 MiB
+//! budget) run on the host backend. Whatever the input, each stage returns `Ok` or a typed
+//! error of one line; nothing panics, aborts or hangs.
+//!
+//! Seeds: `examples/data/pion.corr.json`, the test files of `common` (shared products,
+//! baryons with views, explicit mappings), and the regression corpus in
+//! `tests/fuzz-corpus/` (inputs that aborted or hung before issue 31, each still checked).
+//! Deterministic (splitmix64, case numbers as seeds) and bounded for CI; set
+//! `MEMHC_FUZZ_CASES=N` to run more.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use hadron::Engine;
+use memhc_core::{Config, Runtime};
+use memhc_corr::{CorrError, PlanOptions};
+use memhc_host::HostBackend;
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
+    }
+}
+
+/// Numbers that break size arithmetic, as JSON text.
+const EDGES: [&str; 12] = [
+    "0",
+    "1",
+    "3",
+    "1048576",
+    "1099511627776",
+    "4611686018427387904",
+    "18446744073709551615",
+    "18446744073709551616",
+    "-1",
+    "1e308",
+    "0.5",
+    "200000",
+];
+
+/// One mutation of `text`.
+fn mutate(r: &mut Rng, text: &mut Vec<u8>) {
+    if text.is_empty() {
+        text.extend_from_slice(b"{}");
+        return;
+    }
+    match r.below(6) {
+        // A number replaced by an edge value (the mutation that finds size bugs).
+        0..=2 => {
+            let digits: Vec<usize> = (0..text.len())
+                .filter(|&i| text[i].is_ascii_digit() && (i == 0 || !text[i - 1].is_ascii_digit()))
+                .collect();
+            if digits.is_empty() {
+                return;
+            }
+            let start = digits[r.below(digits.len())];
+            let end = (start..text.len())
+                .find(|&i| !text[i].is_ascii_digit())
+                .unwrap_or(text.len());
+            let edge = EDGES[r.below(EDGES.len())].as_bytes();
+            text.splice(start..end, edge.iter().copied());
+        }
+        3 => {
+            let i = r.below(text.len());
+            text[i] = (r.next() & 0xff) as u8;
+        }
+        4 => {
+            let a = r.below(text.len());
+            let b = (a + r.below(64)).min(text.len());
+            text.drain(a..b);
+        }
+        _ => {
+            let a = r.below(text.len());
+            let b = (a + r.below(64)).min(text.len());
+            let piece: Vec<u8> = text[a..b].to_vec();
+            let at = r.below(text.len());
+            text.splice(at..at, piece);
+        }
+    }
+}
+
+#[track_caller]
+fn one_line(e: &CorrError) {
+    let m = e.to_string();
+    assert!(!m.contains('\n'), "a message of several lines: {m}");
+}
+
+/// Parses, plans, admits and (when it fits 1 MiB) runs `text`; every failure must be typed.
+fn exercise(text: &str, dir: &Path) {
+    let model = match memhc_corr::parse(text, "fuzz.json", dir) {
+        Ok(m) => m,
+        Err(e) => return one_line(&e),
+    };
+    for n in &model.nodes {
+        // Node data (seeded, .npy) is read only when it fits comfortably.
+        if n.bytes() <= 1 << 20 {
+            if let Err(e) = n.values() {
+                one_line(&e);
+            }
+        }
+    }
+    let options = PlanOptions {
+        vector_size: 1 + (text.len() % 4),
+        ..PlanOptions::default()
+    };
+    let plan = match memhc_corr::plan(&model, &options) {
+        Ok(p) => p,
+        Err(e) => return one_line(&e),
+    };
+    let budget = 1usize << 20;
+    if let Err(e) = memhc_corr::admit_run(&plan, budget as u64, true) {
+        return one_line(&e);
+    }
+    let rt = Runtime::new(
+        HostBackend::new(budget),
+        Config::default().with_budget(budget),
+    )
+    .expect("a host runtime of 1 MiB");
+    let mut engine = Engine::new(rt);
+    if let Err(e) = memhc_corr::run(&plan, &mut engine, &mut |_| {}) {
+        one_line(&e);
+    }
+}
+
+fn seeds() -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut seeds = vec![
+        std::fs::read_to_string(root.join("../../examples/data/pion.corr.json")).unwrap(),
+        serde_json::to_string(&common::shared_file(2)).unwrap(),
+        serde_json::to_string(&common::baryon_file(2)).unwrap(),
+    ];
+    seeds.extend(corpus().into_iter().map(|(_, text)| text));
+    seeds
+}
+
+/// The regression corpus: `tests/fuzz-corpus/*.json`, by name.
+fn corpus() -> Vec<(PathBuf, String)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-corpus");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    files.sort();
+    files
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            (p, text)
+        })
+        .collect()
+}
+
+fn cases() -> u64 {
+    std::env::var("MEMHC_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(400)
+}
+
+#[test]
+fn the_regression_corpus_is_refused_with_typed_errors() {
+    let dir = common::scratch("fuzz-corpus");
+    let found = corpus();
+    assert!(found.len() >= 4, "the corpus is missing: {found:?}");
+    for (path, text) in found {
+        // Each was an abort or a hang; each is now an error (none of them is a valid run).
+        let outcome = memhc_corr::parse(&text, "corpus.json", &dir).and_then(|m| {
+            let plan = memhc_corr::plan(&m, &PlanOptions::default())?;
+            memhc_corr::admit_run(&plan, 1 << 20, true)
+        });
+        match outcome {
+            Ok(()) => panic!("{}: admitted", path.display()),
+            Err(e) => one_line(&e),
+        }
+    }
+}
+
+#[test]
+fn mutated_correlator_files_never_crash() {
+    let dir = common::scratch("fuzz-corr");
+    let seeds = seeds();
+    for case in 0..cases() {
+        let mut r = Rng(case);
+        let mut text = seeds[r.below(seeds.len())].clone().into_bytes();
+        for _ in 0..1 + r.below(3) {
+            mutate(&mut r, &mut text);
+        }
+        exercise(&String::from_utf8_lossy(&text), &dir);
+    }
+}
+
+/// A `.npy` header for complex128 data of `shape`, padded as the format wants.
+fn npy_header(shape: &[u64], descr: &str, fortran: bool) -> Vec<u8> {
+    let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
+    let shape = match dims.len() {
+        1 => format!("({},)", dims[0]),
+        _ => format!("({})", dims.join(", ")),
+    };
+    let mut dict = format!(
+        "{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape}, }}",
+        if fortran { "True" } else { "False" }
+    );
+    while (10 + dict.len() + 1) % 64 != 0 {
+        dict.push(' ');
+    }
+    dict.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+    out.extend_from_slice(dict.as_bytes());
+    out
+}
+
+#[test]
+fn mutated_npy_node_data_never_crashes() {
+    let dir = common::scratch("fuzz-npy");
+    let sizes = [1u64, 2, 4, 1 << 20, 1 << 40, 1 << 62, u64::MAX];
+    for case in 0..cases() / 2 {
+        let mut r = Rng(1000 + case);
+        let n = sizes[r.below(sizes.len())];
+        let spins = [16u64, 1, 1 << 40][r.below(3)];
+        let descr = ["<c16", ">c16", "<f8", "|u1"][r.below(4)];
+        let mut bytes = npy_header(&[spins, n, n], descr, r.below(8) == 0);
+        // Data: enough for a small node, or short, or nothing.
+        let elems = (spins.saturating_mul(n).saturating_mul(n)).min(4096) as usize;
+        let data_len = [elems * 16, elems * 8, 0][r.below(3)];
+        bytes.extend(std::iter::repeat_n(0x3fu8, data_len));
+        if r.below(4) == 0 {
+            let i = r.below(bytes.len());
+            bytes[i] = (r.next() & 0xff) as u8;
+        }
+        let npy = dir.join(format!("n{case}.npy"));
+        std::fs::write(&npy, &bytes).unwrap();
+        let file = format!(
+            r#"{{"format": "memhc-corr/1",
+  "nodes": [{{"id": "a", "spins": {spins}, "dims": [{n}, {n}], "time": 0,
+              "data": {{"npy": "{}"}}}}],
+  "graphs": [{{"id": "g", "loops": [{{"nodes": ["a"]}}]}}],
+  "correlators": [{{"name": "C", "times": [{{"source": 0, "sink": 0, "graphs": ["g"]}}]}}]}}"#,
+            npy.file_name().unwrap().to_string_lossy()
+        );
+        exercise(&file, &dir);
+    }
+}

@@ -1,0 +1,218 @@
+//! `cargo bench -p memhc-gpu --bench model`: the modelled H100 (`memhc_gpu::model`) at the
+//! MemHC paper's Fig. 7 points (N = 384 and 192; repeated rate 0, 0.25, 0.5, 0.75 and 1 at
+//! vector size 16; vector sizes 1-32 at repeated rate 1) and its Table 1 point (N = 384,
+//! vector size 32, repeated rate 0.5, oversubscription 0.5, LRU), each in the optimal and the
+//! naive mode: the modelled makespan against the modelled floor, for the schedule the runtime
+//! issues today. No GPU and no data: the queue runs data-less, as memhc-synth's dry runs do,
+//! with the GPU backend's own code over the modelled device.
+//!
+//! 8 vectors per point (the H100 records' count; `MEMHC_MODEL_VECTORS` sets another), 4
+//! streams, seed 1, uniform repeats: memhc-synth's defaults. Each point's floor is given twice:
+//! the run's own (`max(flops / rate, its bytes in / bus, its bytes out / bus)`) and the
+//! optimal mode's at that point, the compulsory traffic when nothing is evicted
+//! (`vs optimal floor`), against which naive's extra copies count as lost time. `host %` is the
+//! share of the makespan the host spent in staging copies and pinning, `engine %` the share the
+//! busiest engine (H2D, D2H or the SMs) was busy.
+
+use std::time::Instant;
+
+use hadron::{Contraction, Engine, HadronNode};
+use memhc_backend::Backend;
+use memhc_core::{Complex64, Mode, ObjectId, PolicyKind, Runtime};
+use memhc_gpu::model::{ModelParams, ModelReport, model_backend};
+use memhc_workload::run::{RunSpec, peak_without_eviction};
+use memhc_workload::{Analysis, Dist, SynthParams, Workload, generate};
+
+type Error = Box<dyn std::error::Error>;
+
+/// `n` zeros that are never written (so that they cost no memory), as the dry runs use.
+fn untouched(n: usize) -> Result<Vec<Complex64>, Error> {
+    let parts = bytemuck::allocation::try_zeroed_vec::<f64>(2 * n)
+        .map_err(|_| format!("cannot reserve {n} complex doubles"))?;
+    Ok(bytemuck::allocation::cast_vec(parts))
+}
+
+/// The run of `w` as memhc-synth's runner issues it (registration, outputs created up front,
+/// the future, the vectors on `i mod streams`, the releases, the traces, the result reads),
+/// without data, on the modelled device with timing on (as memhc-synth runs it).
+fn modelled(w: &Workload, a: &Analysis, spec: &RunSpec) -> Result<ModelReport, Error> {
+    let (backend, clock) = model_backend(ModelParams::h100(), spec.budget)?;
+    backend.set_timing(true);
+    let mut engine = Engine::new(Runtime::new(backend, spec.config())?);
+    let mut ids: Vec<ObjectId> = Vec::with_capacity(a.node_count());
+    for n in &w.nodes {
+        let zeros = untouched(n.shape.spins() * n.shape.component_elems())?;
+        ids.push(engine.register(HadronNode::from_vec(&n.shape, zeros)?)?);
+    }
+    for i in ids.len()..a.node_count() {
+        let shape = a.shape_at(i).ok_or("a node without a shape")?;
+        ids.push(engine.create(shape.clone())?);
+    }
+    let id = |i: usize| ids.get(i).copied().ok_or("a node not created");
+    let mut vectors = Vec::with_capacity(w.vectors.len());
+    for (v, vector) in w.vectors.iter().enumerate() {
+        let mut list = Vec::with_capacity(vector.len());
+        for (c, n) in vector.iter().zip(a.vector_nodes(v)) {
+            let contraction = Contraction::new(id(n.a)?, id(n.b)?, c.mapping.clone())
+                .with_views(c.a_view, c.b_view);
+            list.push((contraction, id(n.out)?));
+        }
+        vectors.push(list);
+    }
+    let mut traced = Vec::with_capacity(w.traces.len());
+    for t in 0..w.traces.len() {
+        let (ta, tb) = a.trace_nodes(t).ok_or("a trace not analysed")?;
+        traced.push((id(ta)?, id(tb)?));
+    }
+    let mut future = Vec::new();
+    for (c, out) in vectors.iter().flatten() {
+        future.extend(Engine::<memhc_gpu::model::ModelBackend>::uses(c, *out));
+    }
+    for &(ta, tb) in &traced {
+        future.push(ta);
+        if tb != ta {
+            future.push(tb);
+        }
+    }
+    engine.runtime_mut().set_future(&future)?;
+    let streams = engine.runtime().streams();
+    let mut members = Vec::new();
+    let mut releasing = Vec::new();
+    for (v, vector) in vectors.iter().enumerate() {
+        members.clear();
+        members.extend(vector.iter().flat_map(|(c, _)| [c.a, c.b]));
+        engine.runtime_mut().begin_vector(&members)?;
+        releasing.clear();
+        for &node in a.release_after_vector(v) {
+            releasing.push(id(node)?);
+        }
+        engine.warm(&releasing);
+        for (i, (c, out)) in vector.iter().enumerate() {
+            engine.contract_into(i % streams, c, *out)?;
+        }
+        for &r in &releasing {
+            engine.release(r)?;
+        }
+    }
+    for (t, (spec, &(ta, tb))) in w.traces.iter().zip(&traced).enumerate() {
+        engine.trace(0, ta, tb, &spec.pairs)?;
+        for &node in a.release_after_trace(t) {
+            engine.release(id(node)?)?;
+        }
+    }
+    for &node in a.result_nodes() {
+        engine.runtime_mut().read(id(node)?)?;
+        engine.release(id(node)?)?;
+    }
+    engine.runtime_mut().synchronize()?;
+    Ok(clock.report())
+}
+
+struct Point {
+    n: usize,
+    vector_size: usize,
+    repeat: f64,
+    oversub: f64,
+}
+
+fn main() -> Result<(), Error> {
+    let vectors: usize = match std::env::var("MEMHC_MODEL_VECTORS") {
+        Ok(v) => v.parse()?,
+        Err(_) => 8,
+    };
+    let mut points = Vec::new();
+    for n in [384, 192] {
+        for repeat in [0.0, 0.25, 0.5, 0.75, 1.0] {
+            points.push(Point {
+                n,
+                vector_size: 16,
+                repeat,
+                oversub: 0.0,
+            });
+        }
+        for vector_size in [1, 2, 4, 8, 32] {
+            points.push(Point {
+                n,
+                vector_size,
+                repeat: 1.0,
+                oversub: 0.0,
+            });
+        }
+    }
+    points.push(Point {
+        n: 384,
+        vector_size: 32,
+        repeat: 0.5,
+        oversub: 0.5,
+    });
+    let started = Instant::now();
+    println!(
+        "modelled H100 (memhc_gpu::model defaults), {vectors} vectors, 4 streams, LRU; times in ms"
+    );
+    println!(
+        "{:>4} {:>5} {:>6} {:>7} {:>8} {:>10} {:>9} {:>9} {:>14} {:>8} {:>8} {:>8} {:>9} {:>8} {:>6} {:>6} {:>8}",
+        "N",
+        "vsize",
+        "repeat",
+        "oversub",
+        "mode",
+        "makespan",
+        "floor",
+        "mk/floor",
+        "vs opt. floor",
+        "h2d",
+        "d2h",
+        "gemm",
+        "host copy",
+        "pinning",
+        "pinned",
+        "host %",
+        "engine %"
+    );
+    for p in &points {
+        let params = SynthParams {
+            tensor_size: p.n,
+            vector_size: p.vector_size,
+            vectors,
+            repeat: p.repeat,
+            dist: Dist::Uniform,
+            seed: 1,
+        };
+        let w = generate(&params)?;
+        let a = w.analyse()?;
+        let peak = peak_without_eviction(&w, &a)?;
+        let budget = (peak as f64 / (1.0 + p.oversub)).floor() as usize;
+        let mut optimal_floor = None;
+        for mode in [Mode::Optimal, Mode::Naive] {
+            let spec = RunSpec::new(PolicyKind::Lru, mode, budget, 4);
+            let r = modelled(&w, &a, &spec)?;
+            let point_floor = *optimal_floor.get_or_insert(r.floor_s);
+            println!(
+                "{:>4} {:>5} {:>6} {:>7} {:>8} {:>10.2} {:>9.2} {:>9.2} {:>14.2} {:>8.1} {:>8.1} {:>8.1} {:>9.1} {:>8.1} {:>6} {:>6.1} {:>8.1}",
+                p.n,
+                p.vector_size,
+                p.repeat,
+                p.oversub,
+                mode.to_string(),
+                r.makespan_s * 1e3,
+                r.floor_s * 1e3,
+                r.makespan_s / r.floor_s,
+                r.makespan_s / point_floor,
+                r.h2d_busy_s * 1e3,
+                r.d2h_busy_s * 1e3,
+                r.compute_busy_s * 1e3,
+                r.host_copy_s * 1e3,
+                r.host_pin_s * 1e3,
+                r.pinned_buffers,
+                100.0 * r.host_copy_s / r.makespan_s,
+                100.0 * r.h2d_busy_s.max(r.d2h_busy_s).max(r.compute_busy_s) / r.makespan_s,
+            );
+        }
+    }
+    println!(
+        "({} points, {:.1} s)",
+        points.len(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}

@@ -1,0 +1,486 @@
+//! The virtual clocks of the modelled device ([`Clocks`]): the host's clock, one clock per
+//! stream, and the busy times of the three engines (the host-to-device copy engine, the
+//! device-to-host copy engine, the SMs).
+//!
+//! A piece of device work enqueued on stream `s` becomes ready at the later of the stream's
+//! clock (the end of the work before it on the stream, and of the events the stream was told
+//! to wait for) and the host's clock plus the launch latency; it starts at the first moment
+//! from then on at which its engine is free for its whole duration (an engine runs one piece
+//! at a time; a piece ready later may run in an earlier gap, as the hardware serves its
+//! queues), and it advances the stream's clock to its end. An event records the stream's
+//! clock (or the host's, if later). The host's clock advances by the cost of each call and of
+//! the host-side work it does (staging copies, pinning), and jumps forward when it waits
+//! (a synchronisation, or a wait for a staging buffer's fence).
+
+use super::params::ModelParams;
+
+/// The device engines the model keeps busy times for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// The host-to-device copy engine.
+    H2D,
+    /// The device-to-host copy engine.
+    D2H,
+    /// The SMs (GEMM and GEAM kernels).
+    Compute,
+}
+
+impl Engine {
+    fn index(self) -> usize {
+        match self {
+            Engine::H2D => 0,
+            Engine::D2H => 1,
+            Engine::Compute => 2,
+        }
+    }
+}
+
+/// The busy intervals of one engine, sorted and disjoint.
+#[derive(Clone, Debug, Default)]
+struct Lane {
+    busy: Vec<(f64, f64)>,
+}
+
+impl Lane {
+    /// Reserves the first interval of `duration` from `ready` on during which the engine is
+    /// free; returns its start.
+    fn place(&mut self, ready: f64, duration: f64) -> f64 {
+        let mut start = ready;
+        let mut at = self.busy.len();
+        for (i, &(s, e)) in self.busy.iter().enumerate() {
+            if e <= start {
+                continue;
+            }
+            if s >= start + duration {
+                at = i;
+                break;
+            }
+            start = start.max(e);
+        }
+        if duration > 0.0 {
+            self.busy.insert(at, (start, start + duration));
+        }
+        start
+    }
+
+    /// Forgets the intervals that end by `time` (no new work can start before the host's
+    /// clock, so they no longer matter).
+    fn prune(&mut self, time: f64) {
+        let done = self.busy.partition_point(|&(_, e)| e <= time);
+        if done > 64 {
+            self.busy.drain(..done);
+        }
+    }
+
+    /// The end of the last interval (0 if none).
+    fn end(&self) -> f64 {
+        self.busy.last().map_or(0.0, |&(_, e)| e)
+    }
+}
+
+/// What the model has seen so far and when it ends: see [`Clocks::report`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ModelReport {
+    /// The modelled time from the device's opening to the end of the last work, host or
+    /// device, seconds.
+    pub makespan_s: f64,
+    /// The modelled floor: the largest of [`ModelReport::compute_floor_s`],
+    /// [`ModelReport::h2d_floor_s`] and [`ModelReport::d2h_floor_s`].
+    pub floor_s: f64,
+    /// Every GEMM's flops at the rate of its shape, without the calls' fixed time, seconds.
+    pub compute_floor_s: f64,
+    /// Every byte copied host to device at the copy engine's bandwidth, seconds.
+    pub h2d_floor_s: f64,
+    /// Every byte copied device to host at the copy engine's bandwidth, seconds.
+    pub d2h_floor_s: f64,
+    /// Floating-point operations of all GEMMs (`8 m n k` per product).
+    pub flops: f64,
+    /// Bytes copied host to device.
+    pub h2d_bytes: u64,
+    /// Bytes copied device to host.
+    pub d2h_bytes: u64,
+    /// Time the host-to-device copy engine was busy, seconds.
+    pub h2d_busy_s: f64,
+    /// Time the device-to-host copy engine was busy, seconds.
+    pub d2h_busy_s: f64,
+    /// Time the SMs were busy, seconds.
+    pub compute_busy_s: f64,
+    /// Host time spent in staging copies and pinning, seconds.
+    pub host_copy_s: f64,
+    /// Of [`ModelReport::host_copy_s`], the time spent pinning new page-locked buffers.
+    pub host_pin_s: f64,
+    /// Page-locked buffers allocated (staging buffers and host buffers).
+    pub pinned_buffers: u64,
+    /// Host time spent waiting for the device, seconds.
+    pub host_wait_s: f64,
+}
+
+/// The virtual clocks of one modelled device. See the [module documentation](self).
+#[derive(Clone, Debug)]
+pub struct Clocks {
+    params: ModelParams,
+    host: f64,
+    streams: Vec<f64>,
+    lanes: [Lane; 3],
+    report: ModelReport,
+    /// The host's clock at the last [`Clocks::synchronize`], unless work was enqueued since.
+    synced: Option<f64>,
+}
+
+impl Clocks {
+    /// Clocks at zero, no streams, under `params`.
+    pub fn new(params: ModelParams) -> Self {
+        Clocks {
+            params,
+            host: 0.0,
+            streams: Vec::new(),
+            lanes: Default::default(),
+            report: ModelReport::default(),
+            synced: None,
+        }
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &ModelParams {
+        &self.params
+    }
+
+    /// The host's clock, seconds.
+    pub fn host(&self) -> f64 {
+        self.host
+    }
+
+    /// The clock of stream `stream` (the end of its work so far), seconds.
+    pub fn stream(&self, stream: usize) -> f64 {
+        self.streams.get(stream).copied().unwrap_or(0.0)
+    }
+
+    /// The host spends `seconds` on work of its own that the device does not see.
+    pub fn host_work(&mut self, seconds: f64) {
+        self.host += seconds;
+    }
+
+    /// The host spends `seconds` copying between its memory and page-locked memory.
+    pub fn host_copy(&mut self, seconds: f64) {
+        self.host += seconds;
+        self.report.host_copy_s += seconds;
+    }
+
+    /// The host page-locks a new buffer, in `seconds`.
+    pub fn host_pin(&mut self, seconds: f64) {
+        self.host_copy(seconds);
+        self.report.host_pin_s += seconds;
+        self.report.pinned_buffers += 1;
+    }
+
+    /// The cost of one driver call.
+    pub fn call(&mut self) {
+        self.host += self.params.host_call_s;
+    }
+
+    /// A new stream (its clock at zero); returns its number.
+    pub fn new_stream(&mut self) -> usize {
+        self.call();
+        self.streams.push(0.0);
+        self.streams.len() - 1
+    }
+
+    fn stream_mut(&mut self, stream: usize) -> &mut f64 {
+        if stream >= self.streams.len() {
+            self.streams.resize(stream + 1, 0.0);
+        }
+        &mut self.streams[stream]
+    }
+
+    /// Enqueues `duration` seconds of work on `engine` in stream order on `stream`; returns
+    /// its start and end.
+    pub fn enqueue(&mut self, stream: usize, engine: Engine, duration: f64) -> (f64, f64) {
+        self.call();
+        self.synced = None;
+        let ready = self
+            .stream(stream)
+            .max(self.host + self.params.launch_latency_s);
+        let lane = &mut self.lanes[engine.index()];
+        lane.prune(self.host);
+        let start = lane.place(ready, duration);
+        let end = start + duration;
+        *self.stream_mut(stream) = end;
+        match engine {
+            Engine::H2D => self.report.h2d_busy_s += duration,
+            Engine::D2H => self.report.d2h_busy_s += duration,
+            Engine::Compute => self.report.compute_busy_s += duration,
+        }
+        (start, end)
+    }
+
+    /// A copy of `bytes` in direction `engine` ([`Engine::H2D`] or [`Engine::D2H`]) on
+    /// `stream`: the copy latency plus the bytes at the engine's bandwidth.
+    pub fn copy(&mut self, stream: usize, engine: Engine, bytes: usize) -> (f64, f64) {
+        let (bandwidth, floor) = match engine {
+            Engine::D2H => {
+                self.report.d2h_bytes += bytes as u64;
+                (self.params.d2h_bandwidth, &mut self.report.d2h_floor_s)
+            }
+            _ => {
+                self.report.h2d_bytes += bytes as u64;
+                (self.params.h2d_bandwidth, &mut self.report.h2d_floor_s)
+            }
+        };
+        let transfer = bytes as f64 / bandwidth;
+        *floor += transfer;
+        let duration = self.params.copy_latency_s + transfer;
+        self.enqueue(stream, engine, duration)
+    }
+
+    /// A BLAS call of `count` products of `m x n x k` on `stream`.
+    pub fn gemm(
+        &mut self,
+        stream: usize,
+        m: usize,
+        n: usize,
+        k: usize,
+        count: usize,
+    ) -> (f64, f64) {
+        let flops = 8.0 * m as f64 * n as f64 * k as f64 * count as f64;
+        self.report.flops += flops;
+        if flops > 0.0 {
+            self.report.compute_floor_s += flops / self.params.gemm_rate(m, n, k);
+        }
+        let duration = self.params.gemm_s(m, n, k, count);
+        self.enqueue(stream, Engine::Compute, duration)
+    }
+
+    /// `items` matrix additions of `m x n` on `stream`, one call each: each reads two
+    /// matrices and writes one at the device's memory bandwidth.
+    pub fn geam(&mut self, stream: usize, m: usize, n: usize, items: usize) -> (f64, f64) {
+        let bytes = 3.0 * 16.0 * m as f64 * n as f64;
+        let duration = self.params.gemm_call_s + bytes / self.params.device_bandwidth;
+        let mut span = (self.stream(stream), self.stream(stream));
+        for i in 0..items {
+            let (s, e) = self.enqueue(stream, Engine::Compute, duration);
+            span = (if i == 0 { s } else { span.0 }, e);
+        }
+        span
+    }
+
+    /// Records an event on `stream`: the time it completes (the stream's clock, or the
+    /// host's if later).
+    pub fn record(&mut self, stream: usize) -> f64 {
+        self.call();
+        self.stream(stream).max(self.host)
+    }
+
+    /// Makes `stream` wait for an event that completes at `time`.
+    pub fn wait(&mut self, stream: usize, time: f64) {
+        self.call();
+        let clock = self.stream_mut(stream);
+        *clock = clock.max(time);
+    }
+
+    /// Whether an event that completes at `time` has completed by the host's clock.
+    pub fn query(&mut self, time: f64) -> bool {
+        self.call();
+        time <= self.host
+    }
+
+    /// The host waits until `time`.
+    pub fn wait_until(&mut self, time: f64) {
+        self.call();
+        if time > self.host {
+            self.report.host_wait_s += time - self.host;
+            self.host = time;
+        }
+    }
+
+    /// The end of all work enqueued so far, on every stream and engine.
+    pub fn device_end(&self) -> f64 {
+        self.streams
+            .iter()
+            .copied()
+            .chain(self.lanes.iter().map(Lane::end))
+            .fold(0.0, f64::max)
+    }
+
+    /// The host waits for all work on `stream`.
+    pub fn synchronize_stream(&mut self, stream: usize) {
+        self.wait_until(self.stream(stream));
+    }
+
+    /// The host waits for all work on the device: the end of a run, unless more work
+    /// follows (see [`Clocks::report`]).
+    pub fn synchronize(&mut self) {
+        self.wait_until(self.device_end());
+        self.synced = Some(self.host);
+    }
+
+    /// What the model has seen so far: the makespan, the floor, and the totals behind them.
+    /// The makespan is the host's clock at the last [`Clocks::synchronize`] if no work was
+    /// enqueued after it (a run ends with one; what the host does after it, such as freeing
+    /// the run's buffers, is not the run's), else the later of the host's clock and the end
+    /// of the device's work.
+    pub fn report(&self) -> ModelReport {
+        let r = self.report;
+        ModelReport {
+            makespan_s: self
+                .synced
+                .unwrap_or_else(|| self.host.max(self.device_end())),
+            floor_s: r.compute_floor_s.max(r.h2d_floor_s).max(r.d2h_floor_s),
+            ..r
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Parameters with round numbers: no call costs, no latencies, 1 GB/s copies, a flat
+    /// GEMM rate of 1 TFLOPS.
+    fn plain() -> ModelParams {
+        ModelParams {
+            gemm_rates: vec![super::super::params::GemmRate {
+                n: 1.0,
+                tflops: 1.0,
+            }],
+            gemm_call_s: 0.0,
+            h2d_bandwidth: 1e9,
+            d2h_bandwidth: 1e9,
+            copy_latency_s: 0.0,
+            launch_latency_s: 0.0,
+            host_call_s: 0.0,
+            ..ModelParams::h100()
+        }
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-12 * b.abs().max(1.0)
+    }
+
+    #[test]
+    fn a_copy_takes_latency_plus_bytes_over_bandwidth() {
+        let p = ModelParams {
+            copy_latency_s: 3e-6,
+            launch_latency_s: 0.0,
+            host_call_s: 0.0,
+            ..ModelParams::h100()
+        };
+        let mut c = Clocks::new(p);
+        let s = c.new_stream();
+        let (start, end) = c.copy(s, Engine::H2D, 55_000_000);
+        assert!(close(start, 0.0));
+        assert!(close(end, 3e-6 + 55e6 / 55e9));
+        assert_eq!(c.report().h2d_bytes, 55_000_000);
+    }
+
+    #[test]
+    fn copies_on_different_engines_overlap_and_on_one_engine_serialize() {
+        let mut c = Clocks::new(plain());
+        let (a, b) = (c.new_stream(), c.new_stream());
+        let up = c.copy(a, Engine::H2D, 1_000_000);
+        let down = c.copy(b, Engine::D2H, 1_000_000);
+        assert!(close(up.0, 0.0) && close(down.0, 0.0), "{up:?} {down:?}");
+        let c2 = c.new_stream();
+        let second_up = c.copy(c2, Engine::H2D, 1_000_000);
+        assert!(
+            close(second_up.0, 1e-3),
+            "waits for the first upload: {second_up:?}"
+        );
+        assert!(close(second_up.1, 2e-3));
+        c.synchronize();
+        assert!(close(c.report().makespan_s, 2e-3));
+    }
+
+    #[test]
+    fn work_on_one_stream_runs_in_order_across_engines() {
+        let mut c = Clocks::new(plain());
+        let s = c.new_stream();
+        c.copy(s, Engine::H2D, 1_000_000);
+        // 1e9 flops at 1 TFLOPS: 1 ms, after the copy's 1 ms.
+        let gemm = c.gemm(s, 1000, 1000, 125, 1);
+        assert!(close(gemm.0, 1e-3) && close(gemm.1, 2e-3), "{gemm:?}");
+        let back = c.copy(s, Engine::D2H, 500_000);
+        assert!(close(back.0, 2e-3) && close(back.1, 2.5e-3));
+    }
+
+    #[test]
+    fn a_gemm_waiting_on_an_event_starts_after_it() {
+        let mut c = Clocks::new(plain());
+        let (a, b) = (c.new_stream(), c.new_stream());
+        c.copy(a, Engine::H2D, 2_000_000);
+        let done = c.record(a);
+        assert!(close(done, 2e-3));
+        c.wait(b, done);
+        let gemm = c.gemm(b, 1000, 1000, 125, 1);
+        assert!(close(gemm.0, 2e-3), "{gemm:?}");
+        // Without the wait, a GEMM on a third stream starts at once.
+        let free = c.new_stream();
+        let early = c.gemm(free, 1000, 1000, 125, 1);
+        assert!(
+            close(early.0, 0.0),
+            "the SMs are free before 2 ms: {early:?}"
+        );
+    }
+
+    #[test]
+    fn work_ready_later_leaves_the_engine_free_before_it() {
+        let mut c = Clocks::new(plain());
+        let (a, b) = (c.new_stream(), c.new_stream());
+        c.wait(a, 5e-3);
+        let late = c.copy(a, Engine::H2D, 1_000_000);
+        assert!(close(late.0, 5e-3));
+        let early = c.copy(b, Engine::H2D, 1_000_000);
+        assert!(close(early.0, 0.0), "runs in the gap before: {early:?}");
+        let third = c.copy(b, Engine::H2D, 4_500_000);
+        assert!(close(third.0, 6e-3), "does not fit in 1-5 ms: {third:?}");
+    }
+
+    #[test]
+    fn the_host_pays_launch_latency_calls_and_waits() {
+        let p = ModelParams {
+            launch_latency_s: 4e-6,
+            host_call_s: 1e-6,
+            ..plain()
+        };
+        let mut c = Clocks::new(p);
+        let s = c.new_stream(); // host: 1 µs
+        c.host_copy(1e-3); // host: 1.001 ms
+        let (start, end) = c.copy(s, Engine::H2D, 1_000_000); // the call: 1.002 ms
+        assert!(close(start, 1.002e-3 + 4e-6), "{start}");
+        let event = c.record(s);
+        assert!(close(event, end));
+        assert!(!c.query(event));
+        c.wait_until(event);
+        assert!(close(c.host(), end));
+        assert!(c.query(event));
+        let r = c.report();
+        assert!(close(r.host_copy_s, 1e-3));
+        assert!(close(r.makespan_s, c.host()));
+    }
+
+    #[test]
+    fn the_floor_is_the_largest_of_compute_and_each_direction() {
+        let mut c = Clocks::new(plain());
+        let s = c.new_stream();
+        c.copy(s, Engine::H2D, 3_000_000);
+        c.copy(s, Engine::D2H, 2_000_000);
+        c.gemm(s, 1000, 1000, 125, 1);
+        let r = c.report();
+        assert!(close(r.h2d_floor_s, 3e-3) && close(r.d2h_floor_s, 2e-3));
+        assert!(close(r.compute_floor_s, 1e-3));
+        assert!(close(r.floor_s, 3e-3));
+        assert!(close(r.makespan_s, 6e-3), "one stream: in order");
+        assert!(close(r.flops, 1e9));
+    }
+
+    #[test]
+    fn a_run_ends_at_its_last_synchronisation() {
+        let mut c = Clocks::new(plain());
+        let s = c.new_stream();
+        c.copy(s, Engine::H2D, 1_000_000);
+        c.synchronize();
+        c.host_work(5e-3); // freeing the run's buffers after it
+        assert!(close(c.report().makespan_s, 1e-3));
+        c.copy(s, Engine::H2D, 1_000_000); // more work: the run goes on
+        assert!(close(c.report().makespan_s, 7e-3), "{:?}", c.report());
+    }
+}

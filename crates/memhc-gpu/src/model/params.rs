@@ -1,0 +1,289 @@
+//! The parameters of the modelled device ([`ModelParams`]): every rate and latency the model
+//! uses, with the H100 numbers we measured as defaults.
+
+use memhc_backend::{BackendError, BackendOp};
+
+/// One point of the GEMM rate table: batched complex-double GEMMs of `n x n x n` run at
+/// `tflops` (10^12 floating-point operations per second, `8 m n k` per product).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GemmRate {
+    /// The matrix size `N` of the measurement.
+    pub n: f64,
+    /// The rate measured at that size, TFLOPS.
+    pub tflops: f64,
+}
+
+/// Every parameter of the modelled device and of the host work the device waits on. Times are
+/// seconds, rates bytes (or floating-point operations) per second.
+///
+/// The defaults are the NVIDIA H100 80GB HBM3 of the two recorded GPU sessions, each cited
+/// next to its field: `docs/results/2026-11-26-h100.md` (the card's limits, measured with
+/// PyTorch: section "d") and `docs/results/2026-11-26-h100-2.md` (the runs, and the timeline
+/// of `profile-fig7-optimal`, N = 384, vector size 16, 8 vectors, repeated rate 0.5). Values
+/// the records do not give directly (launch latencies, driver call costs) are stated as
+/// assumptions, in the order of what CUDA documents for such calls.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelParams {
+    /// Device memory in bytes. Default: 81,559 MiB, the H100 80GB HBM3 (`2026-11-26-h100.md`,
+    /// the device line).
+    pub device_memory: usize,
+    /// Batched ZGEMM rate by matrix size, sorted by `n`. A GEMM of shape `m x n x k` runs at the
+    /// rate of `N = cbrt(m n k)`, interpolated linearly between the table's points; beyond the
+    /// last point the last rate; below the first, the first rate scaled by `N / n_first` (an
+    /// assumption: small GEMMs do not fill the card). Default: 16.1 / 29.0 / 37.3 / 46.4 TFLOPS
+    /// for 64 batched products at N = 128 / 192 / 256 / 384, 51.7 at 8192^3
+    /// (`2026-11-26-h100.md`, section d).
+    pub gemm_rates: Vec<GemmRate>,
+    /// Fixed device time of each BLAS call, on top of its flops at the table's rate. Default:
+    /// 5 µs. The layered meson contraction (4 calls) took 20-30 µs more than one strided call
+    /// of the same 64 products (`2026-11-26-h100.md`, section a: 0.646 against 0.626 ms at
+    /// N = 384, 0.070 against 0.048 ms at N = 128).
+    pub gemm_call_s: f64,
+    /// Device-to-device memory bandwidth (read plus write), for GEAM. Default: 2.96 TB/s
+    /// (`2026-11-26-h100.md`, section d, a 1 GiB device-to-device copy).
+    pub device_bandwidth: f64,
+    /// Host-to-device bandwidth of a copy from page-locked memory (the H2D copy engine).
+    /// Default: 55.0 GB/s (`2026-11-26-h100.md`, section d: 55.0 / 55.1 GB/s at 256 MiB / 1 GiB).
+    pub h2d_bandwidth: f64,
+    /// Device-to-host bandwidth of a copy into page-locked memory (the D2H copy engine).
+    /// Default: 55.0 GB/s (`2026-11-26-h100.md`, section d: 52.4 / 55.1 GB/s).
+    pub d2h_bandwidth: f64,
+    /// Fixed device time of each copy (DMA set-up). Default: 2 µs (assumed).
+    pub copy_latency_s: f64,
+    /// Time from the host's enqueue of a copy or kernel to the earliest moment the device can
+    /// start it. Default: 4 µs (assumed; CUDA's launch latency is a few µs).
+    pub launch_latency_s: f64,
+    /// Host time of each driver call (enqueue, event record, stream wait, query). Default:
+    /// 2 µs (assumed).
+    pub host_call_s: f64,
+    /// Host copies to or from staging of at least this many bytes are split over threads
+    /// ([`crate::pieces::PARALLEL_MIN`], 4 MiB) and run at [`ModelParams::staging_write_rate`]
+    /// and [`ModelParams::staging_read_rate`]; shorter ones run on one thread, at the `_small`
+    /// rates.
+    pub parallel_copy_min: usize,
+    /// The host's rate filling a page-locked staging buffer from pageable memory, for a piece
+    /// split over threads (`memhc_gpu::pieces`). Default: 16.8 GB/s, so that an upload of a
+    /// 36 MiB node, staged in 8 MiB pieces that overlap the DMA, takes the 2.39 ms median of
+    /// the 144 uploads of the `profile-fig7-optimal` timeline (`2026-11-26-h100-2.md`,
+    /// section 4: "~16 GB/s").
+    pub staging_write_rate: f64,
+    /// The same on one thread, for a piece below [`ModelParams::parallel_copy_min`].
+    /// Default: 8.64 GB/s: the naive mode uploads a 36 MiB node as 16 copies of 2.25 MiB, in a
+    /// median 4.41 ms in the `profile-fig7-naive` timeline of `2026-11-26-h100-2/`
+    /// (37.7 MB / (4.41 ms - one 2.25 MiB DMA)); `memhc_gpu::pieces` says "about 9 GB/s on one
+    /// core".
+    pub staging_write_rate_small: f64,
+    /// The host's rate emptying a page-locked staging buffer into the destination of a
+    /// read-back, page faults on its fresh pages included, for a piece split over threads.
+    /// Default: 5.4 GB/s, so that a read-back of a 36 MiB result (8 MiB pieces, the copy of
+    /// piece i + 1 overlapping the host's reading of piece i) takes about the 6.35 ms median of
+    /// the 92 read-backs of `profile-fig7-optimal` (`2026-11-26-h100-2.md`, section 4: 5.9 GB/s
+    /// through staging).
+    pub staging_read_rate: f64,
+    /// The same on one thread, for a piece below [`ModelParams::parallel_copy_min`]. Default:
+    /// 2.18 GB/s: the naive mode reads a 36 MiB result back as 16 blocking copies of 2.25 MiB,
+    /// in a median 18.07 ms in the `profile-fig7-naive` timeline (37.7 MB / (18.07 ms - 16
+    /// DMAs of 2.25 MiB)).
+    pub staging_read_rate_small: f64,
+    /// The host's rate page-locking a new staging or host buffer (`cuMemHostAlloc`).
+    /// Default: 3 GB/s (`2026-11-26-h100.md`, section b: a 36 MiB upload took 14-17 ms when
+    /// its 32 MiB staging buffer was first pinned, against 4.1 ms otherwise).
+    pub pin_rate: f64,
+    /// Host time of a device allocation (`cuMemAlloc`). Default: 20 µs (assumed).
+    pub malloc_s: f64,
+    /// Host time of a device free (`cuMemFree`). Default: 20 µs (assumed).
+    pub free_s: f64,
+    /// Whether a device free waits for all work on the device first, as `cudaFree` does.
+    /// Default: true.
+    pub free_synchronizes: bool,
+}
+
+impl Default for ModelParams {
+    fn default() -> Self {
+        ModelParams::h100()
+    }
+}
+
+const GB: f64 = 1e9;
+
+impl ModelParams {
+    /// The H100 of the recorded sessions (see the fields for the sources).
+    pub fn h100() -> Self {
+        let rate = |n: f64, tflops: f64| GemmRate { n, tflops };
+        ModelParams {
+            device_memory: 81_559 << 20,
+            gemm_rates: vec![
+                rate(128.0, 16.1),
+                rate(192.0, 29.0),
+                rate(256.0, 37.3),
+                rate(384.0, 46.4),
+                rate(8192.0, 51.7),
+            ],
+            gemm_call_s: 5e-6,
+            device_bandwidth: 2960.0 * GB,
+            h2d_bandwidth: 55.0 * GB,
+            d2h_bandwidth: 55.0 * GB,
+            copy_latency_s: 2e-6,
+            launch_latency_s: 4e-6,
+            host_call_s: 2e-6,
+            parallel_copy_min: crate::pieces::PARALLEL_MIN,
+            staging_write_rate: 16.8 * GB,
+            staging_write_rate_small: 8.64 * GB,
+            staging_read_rate: 5.4 * GB,
+            staging_read_rate_small: 2.18 * GB,
+            pin_rate: 3.0 * GB,
+            malloc_s: 20e-6,
+            free_s: 20e-6,
+            free_synchronizes: true,
+        }
+    }
+
+    /// Checks that every rate is positive and finite, every time finite and not negative, and
+    /// the rate table non-empty and sorted by `n`.
+    pub fn validate(&self) -> Result<(), BackendError> {
+        let bad = |what: &str, v: f64| {
+            BackendError::invalid(BackendOp::Alloc, format!("model parameter {what} = {v}"))
+        };
+        for (what, v) in [
+            ("gemm_call_s", self.gemm_call_s),
+            ("copy_latency_s", self.copy_latency_s),
+            ("launch_latency_s", self.launch_latency_s),
+            ("host_call_s", self.host_call_s),
+            ("malloc_s", self.malloc_s),
+            ("free_s", self.free_s),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(bad(what, v));
+            }
+        }
+        for (what, v) in [
+            ("device_bandwidth", self.device_bandwidth),
+            ("h2d_bandwidth", self.h2d_bandwidth),
+            ("d2h_bandwidth", self.d2h_bandwidth),
+            ("staging_write_rate", self.staging_write_rate),
+            ("staging_write_rate_small", self.staging_write_rate_small),
+            ("staging_read_rate", self.staging_read_rate),
+            ("staging_read_rate_small", self.staging_read_rate_small),
+            ("pin_rate", self.pin_rate),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(bad(what, v));
+            }
+        }
+        if self.gemm_rates.is_empty() {
+            return Err(BackendError::invalid(
+                BackendOp::Alloc,
+                "model parameter gemm_rates is empty",
+            ));
+        }
+        for r in &self.gemm_rates {
+            if !(r.n.is_finite() && r.n > 0.0 && r.tflops.is_finite() && r.tflops > 0.0) {
+                return Err(BackendError::invalid(
+                    BackendOp::Alloc,
+                    format!("model GEMM rate {} TFLOPS at N = {}", r.tflops, r.n),
+                ));
+            }
+        }
+        if self.gemm_rates.windows(2).any(|w| w[0].n >= w[1].n) {
+            return Err(BackendError::invalid(
+                BackendOp::Alloc,
+                "model parameter gemm_rates is not sorted by N",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Host time of a staging copy of `bytes`, filling (`write`) or emptying a staging buffer.
+    pub fn staging_s(&self, bytes: usize, write: bool) -> f64 {
+        let parallel = bytes >= self.parallel_copy_min;
+        let rate = match (write, parallel) {
+            (true, true) => self.staging_write_rate,
+            (true, false) => self.staging_write_rate_small,
+            (false, true) => self.staging_read_rate,
+            (false, false) => self.staging_read_rate_small,
+        };
+        bytes as f64 / rate
+    }
+
+    /// The GEMM rate, in flops per second, of products of `m x n x k` ([`ModelParams::gemm_rates`]).
+    pub fn gemm_rate(&self, m: usize, n: usize, k: usize) -> f64 {
+        let size = (m as f64 * n as f64 * k as f64).cbrt();
+        let table = &self.gemm_rates;
+        let tflops = match (table.first(), table.last()) {
+            (Some(first), _) if size <= first.n => first.tflops * size / first.n,
+            (_, Some(last)) if size >= last.n => last.tflops,
+            _ => table.windows(2).find(|w| size <= w[1].n).map_or(0.0, |w| {
+                let t = (size - w[0].n) / (w[1].n - w[0].n);
+                w[0].tflops + t * (w[1].tflops - w[0].tflops)
+            }),
+        };
+        tflops * 1e12
+    }
+
+    /// Device time of a BLAS call of `count` products of `m x n x k`: the call's fixed time
+    /// plus its flops (`8 m n k` each) at the table's rate.
+    pub fn gemm_s(&self, m: usize, n: usize, k: usize, count: usize) -> f64 {
+        let flops = 8.0 * m as f64 * n as f64 * k as f64 * count as f64;
+        match flops {
+            0.0 => self.gemm_call_s,
+            f => self.gemm_call_s + f / self.gemm_rate(m, n, k),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-9 * b.abs().max(1.0)
+    }
+
+    #[test]
+    fn the_rate_table_is_interpolated_in_n() {
+        let p = ModelParams::h100();
+        assert!(close(p.gemm_rate(384, 384, 384), 46.4e12));
+        assert!(close(p.gemm_rate(128, 128, 128), 16.1e12));
+        // Half way between 128 and 192.
+        assert!(close(p.gemm_rate(160, 160, 160), (16.1e12 + 29.0e12) / 2.0));
+        assert!(close(p.gemm_rate(64, 64, 64), 16.1e12 / 2.0));
+        assert!(close(p.gemm_rate(20000, 20000, 20000), 51.7e12));
+        // A GEMM of 128 x 128 x 8192 counts as N = 512 (cube root of the product).
+        let r = p.gemm_rate(128, 128, 8192);
+        let t = (512.0 - 384.0) / (8192.0 - 384.0);
+        assert!(close(r, (46.4 + t * (51.7 - 46.4)) * 1e12));
+    }
+
+    #[test]
+    fn a_gemm_takes_its_call_time_plus_flops_at_the_rate() {
+        let p = ModelParams::h100();
+        let flops = 8.0 * 384f64.powi(3) * 16.0;
+        assert!(close(p.gemm_s(384, 384, 384, 16), 5e-6 + flops / 46.4e12));
+    }
+
+    #[test]
+    fn small_staging_copies_run_at_the_one_thread_rates() {
+        let p = ModelParams::h100();
+        assert!(close(p.staging_s(8 << 20, true), (8 << 20) as f64 / 16.8e9));
+        assert!(close(p.staging_s(2 << 20, true), (2 << 20) as f64 / 8.64e9));
+        assert!(close(p.staging_s(4 << 20, false), (4 << 20) as f64 / 5.4e9));
+        assert!(close(
+            p.staging_s((4 << 20) - 1, false),
+            ((4 << 20) - 1) as f64 / 2.18e9
+        ));
+    }
+
+    #[test]
+    fn invalid_parameters_are_refused() {
+        assert!(ModelParams::h100().validate().is_ok());
+        let mut p = ModelParams::h100();
+        p.h2d_bandwidth = 0.0;
+        assert!(p.validate().is_err());
+        let mut p = ModelParams::h100();
+        p.gemm_rates.reverse();
+        assert!(p.validate().is_err());
+        let mut p = ModelParams::h100();
+        p.host_call_s = f64::NAN;
+        assert!(p.validate().is_err());
+    }
+}
