@@ -16,6 +16,14 @@ fn text(path: &Path, s: &str) -> Result<VarLenUnicode> {
     VarLenUnicode::from_str(s).map_err(|e| CorrError::io(path, e))
 }
 
+impl Correlators {
+    /// Writes the HDF5 form (one dataset per correlator; see the module documentation of
+    /// [`crate::output`]). Feature `hdf5`.
+    pub fn write_hdf5(&self, path: &Path) -> Result<()> {
+        write(self, path)
+    }
+}
+
 pub(crate) fn write(c: &Correlators, path: &Path) -> Result<()> {
     let err = |e: hdf5::Error| CorrError::io(path, e);
     let file = hdf5::File::create(path).map_err(err)?;

@@ -3,7 +3,7 @@
 //! [`Model::new`] (or [`crate::load`]); the planner, the runner and the reference all start
 //! from it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use hadron::{HadronNode, MatrixView, NodeShape, SpinMapping, TracePairs};
@@ -111,12 +111,6 @@ pub struct Model {
 }
 
 impl Model {
-    /// Checks `file` (its relative data paths taken from `dir`): ids, shapes, loops, mappings,
-    /// data files, correlators. Every problem is an [`crate::Invalid`] naming its place.
-    pub fn new(file: CorrFile, dir: &Path) -> Result<Self> {
-        crate::validate::model(file, dir)
-    }
-
     /// Every loop of every graph, with its graph index and position.
     pub fn loops(&self) -> impl Iterator<Item = (usize, usize, &Loop)> {
         self.graphs.iter().enumerate().flat_map(|(g, graph)| {

@@ -178,12 +178,6 @@ impl Correlators {
         }
         w.flush().map_err(|e| CorrError::io(path, e))
     }
-
-    /// Writes the HDF5 form (one dataset per correlator; see the module documentation).
-    #[cfg(feature = "hdf5")]
-    pub fn write_hdf5(&self, path: &Path) -> Result<()> {
-        crate::hdf5_out::write(self, path)
-    }
 }
 
 /// The forms correlators are written in, named by a file's extension.

@@ -38,6 +38,17 @@ fn check_id(place: &str, id: &str, seen: &mut HashSet<String>) -> Result<(), Inv
     Ok(())
 }
 
+impl Model {
+    /// Checks `file` (its relative data paths taken from `dir`): ids, shapes, loops, mappings,
+    /// data files, correlators. Every problem is an [`crate::Invalid`] naming its place.
+    ///
+    /// (Written here, beside the checks it runs, so that the model's file does not import the
+    /// validator that imports it.)
+    pub fn new(file: CorrFile, dir: &Path) -> Result<Self> {
+        model(file, dir)
+    }
+}
+
 /// See [`Model::new`].
 pub(crate) fn model(file: CorrFile, dir: &Path) -> Result<Model> {
     if file.format != crate::format::FORMAT {

@@ -166,3 +166,16 @@ impl<B: Backend> Objects<B> {
         self.table.drain()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record is what a use of a cold object costs in cache lines: keep it in three.
+    #[test]
+    fn a_record_fits_three_cache_lines() {
+        let bytes = std::mem::size_of::<Entry<memhc_host::NullBackend>>();
+        eprintln!("Entry<NullBackend>: {bytes} bytes");
+        assert!(bytes <= 192, "{bytes} bytes");
+    }
+}
