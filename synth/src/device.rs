@@ -173,6 +173,11 @@ mod tests {
                 }
             }
         }
+        assert_eq!(
+            "model".parse::<BackendChoice>().ok(),
+            Some(BackendChoice::Model)
+        );
+        assert!(BackendChoice::Model.compiled() && BackendChoice::Model.check().is_ok());
         assert!("tpu".parse::<BackendChoice>().is_err());
     }
 }
