@@ -107,3 +107,32 @@ fn the_model_has_no_managed_memory() {
     assert!(!err.contains("panicked"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn memhc_model_sets_the_parameters() {
+    let dir = scratch("model", "settings");
+    let (default, slow) = (dir.join("default.json"), dir.join("slow.json"));
+    run("model", &default);
+    let mut args = vec!["--backend", "model", "--json", slow.to_str().unwrap()];
+    args.extend_from_slice(&POINT);
+    let o = common::synth_with(
+        &args,
+        &[("MEMHC_MODEL", "h2d_bandwidth=1e9,d2h_bandwidth=1e9")],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (d, s) in records(&default).iter().zip(records(&slow).iter()) {
+        // A bus 55 times slower: the floor is the bus, 55 times longer.
+        let (fd, fs) = (
+            d["model_floor_s"].as_f64().unwrap(),
+            s["model_floor_s"].as_f64().unwrap(),
+        );
+        assert!((fs / fd - 55.0).abs() < 1e-6, "{fd} {fs}");
+        assert!(s["model_makespan_s"].as_f64() > d["model_makespan_s"].as_f64());
+    }
+    let o = common::synth_with(&args, &[("MEMHC_MODEL", "warp_speed=9")]);
+    let err = stderr(&o);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains("warp_speed"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
