@@ -33,10 +33,6 @@ impl Rng {
             (self.next() % n as u64) as usize
         }
     }
-
-    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
-        from[self.below(from.len())]
-    }
 }
 
 const SIZES: [&str; 8] = [

@@ -70,7 +70,7 @@ fn huge_output_spins_are_refused_not_aborted() {
 #[test]
 fn the_largest_spin_index_is_out_of_range_not_wrapped() {
     let rt = host(1 << 20);
-    let data = vec![C { re: 1.0, im: 0.5 }; 4];
+    let data = [C { re: 1.0, im: 0.5 }; 4];
     let dims = [2usize, 2];
     let mut a = MemhcObject::default();
     // SAFETY: the slices are live for the call; `a` is a local.
