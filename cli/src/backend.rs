@@ -1,8 +1,9 @@
 //! The device a correlator run goes to: `--backend host|cuda|rocm|model` (`model`: the modelled
-//! H100 of `memhc_gpu::model`, no data, modelled time, reported on stderr). The GPU backends are
-//! compiled in by this crate's features of the same names (they build without CUDA or ROCm and
-//! load their libraries at run time); asking for one this build lacks, or one that cannot open
-//! here, is a one-line error.
+//! H100 of `memhc_gpu::model`, no data, modelled time, reported on stderr; the environment
+//! variable `MEMHC_MODEL` changes its parameters, e.g. `MEMHC_MODEL=h2d_bandwidth=25e9`). The
+//! GPU backends are compiled in by this crate's features of the same names (they build without
+//! CUDA or ROCm and load their libraries at run time); asking for one this build lacks, or one
+//! that cannot open here, is a one-line error.
 
 use hadron::Engine;
 use memhc_campaign::corr::{HostRunner, Runner};
@@ -47,12 +48,14 @@ pub fn run_on(
     match choice {
         BackendChoice::Host => run(HostBackend::new(budget), config, plan, progress),
         BackendChoice::Model => {
-            let (backend, clock) = model_backend(ModelParams::h100(), budget)
+            let (backend, clock) = ModelParams::from_env()
+                .and_then(|params| model_backend(params, budget))
                 .map_err(|e| memhc_core::Error::from(e).to_string())?;
             let ran = run(backend, config, plan, progress)?;
             let r = clock.report();
             eprintln!(
-                "model: makespan {:.6} s, floor {:.6} s (the floor is {:.1}% of the makespan)",
+                "model: makespan {:.6} s, floor {:.6} s (the floor is {:.1}% of the makespan; \
+                 no data: the values written are not results)",
                 r.makespan_s,
                 r.floor_s,
                 100.0 * r.floor_s / r.makespan_s.max(f64::MIN_POSITIVE)

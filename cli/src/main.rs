@@ -145,25 +145,39 @@ struct Planning {
 }
 
 impl Planning {
-    fn options(&self) -> PlanOptions {
-        PlanOptions {
+    fn options(&self) -> Result<PlanOptions, String> {
+        if self.vector_size == 0 {
+            return Err("--vector-size 0: a vector holds at least one contraction".into());
+        }
+        Ok(PlanOptions {
             sharing: !self.no_sharing,
             order: if self.file_order {
                 Order::File
             } else {
                 Order::Planned
             },
-            vector_size: self.vector_size.max(1),
-        }
+            vector_size: self.vector_size,
+        })
     }
 }
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
-        Err(e) => {
+        // --help and --version print in full; an error is one line (found by the argument
+        // fuzzer: clap's own errors were several lines, with a usage block).
+        Err(e) if !e.use_stderr() => {
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            let text = e.render().to_string();
+            let line = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid arguments");
+            eprintln!("memhc: {} (see --help)", line.trim_start_matches("error: "));
+            return ExitCode::from(2);
         }
     };
     if let Command::Campaign {
@@ -250,7 +264,7 @@ fn execute(cli: Cli) -> Result<(), String> {
         }
         Command::Plan { file, planning } => {
             let model = memhc_corr::load(&file).map_err(|e| e.to_string())?;
-            let plan = memhc_corr::plan(&model, &planning.options()).map_err(|e| e.to_string())?;
+            let plan = memhc_corr::plan(&model, &planning.options()?).map_err(|e| e.to_string())?;
             println!(
                 "{}",
                 serde_json::to_string_pretty(&plan.report).map_err(|e| e.to_string())?
@@ -271,6 +285,12 @@ fn execute(cli: Cli) -> Result<(), String> {
             timeline,
             report,
         } => {
+            if streams == 0 || streams > hadron::admission::MAX_STREAMS {
+                return Err(format!(
+                    "--streams {streams}: from 1 to {} streams",
+                    hadron::admission::MAX_STREAMS
+                ));
+            }
             let backend = backend::choose(&backend)?;
             backend.check().map_err(|e| e.to_string())?;
             // Checked before anything runs: a bad --out must not cost a run.
@@ -284,9 +304,13 @@ fn execute(cli: Cli) -> Result<(), String> {
                 several: policies.len() * modes.len() > 1,
             };
             let model = memhc_corr::load(&file).map_err(|e| e.to_string())?;
-            let plan = memhc_corr::plan(&model, &planning.options()).map_err(|e| e.to_string())?;
+            let plan = memhc_corr::plan(&model, &planning.options()?).map_err(|e| e.to_string())?;
             let report = &plan.report;
             let budget = budget.unwrap_or(report.peak_bytes.max(1));
+            // Admitted before anything is made or printed: the largest step must fit the
+            // budget, the host must hold the values (and the host backend's device memory).
+            let host_device = matches!(backend, memhc_synth::device::BackendChoice::Host);
+            memhc_corr::admit_run(&plan, budget, host_device).map_err(|e| e.to_string())?;
             let reference = if verify {
                 Some(memhc_corr::reference::correlators(&model).map_err(|e| e.to_string())?)
             } else {
@@ -294,6 +318,8 @@ fn execute(cli: Cli) -> Result<(), String> {
             };
             let mut records = Vec::new();
             let mut first = true;
+            // A failing run leaves no output file behind.
+            let mut written = Written::default();
             println!(
                 "{:<8} {:<10} {:>9} {:>12} {:>12} {:>8} {:>8} {:>10}",
                 "policy", "mode", "wall_s", "h2d_bytes", "d2h_bytes", "hits", "misses", "evictions"
@@ -353,6 +379,7 @@ fn execute(cli: Cli) -> Result<(), String> {
                     }
                     if first {
                         if let Some(path) = &out {
+                            written.0.push(path.clone());
                             values.write(path).map_err(|e| e.to_string())?;
                         }
                         first = false;
@@ -368,11 +395,33 @@ fn execute(cli: Cli) -> Result<(), String> {
             }
             if let Some(path) = json {
                 let text = serde_json::to_string_pretty(&records).map_err(|e| e.to_string())?;
+                written.0.push(path.clone());
                 std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
             }
+            written.keep();
             Ok(())
         }
         Command::Campaign { .. } => Err("internal: campaign is run by main".into()),
+    }
+}
+
+/// Files a command wrote, removed when it is dropped before [`Written::keep`]: a command
+/// that fails halfway leaves no output behind.
+#[derive(Default)]
+struct Written(Vec<PathBuf>);
+
+impl Written {
+    /// The command succeeded: its files stay.
+    fn keep(mut self) {
+        self.0.clear();
+    }
+}
+
+impl Drop for Written {
+    fn drop(&mut self) {
+        for p in &self.0 {
+            let _ = std::fs::remove_file(p);
+        }
     }
 }
 

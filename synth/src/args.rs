@@ -16,26 +16,35 @@ use crate::host_memory::{admit, available_host_memory, generated_bytes};
 /// optional K, M, G or T suffix), instead of what the system says; `off` skips the check.
 pub const HOST_MEMORY_VAR: &str = "MEMHC_HOST_MEMORY";
 
-/// The workload: generated (the MemHC paper's synthetic queue), or read from a file.
+/// The most streams a run takes ([`hadron::admission::MAX_STREAMS`]).
+pub use hadron::admission::MAX_STREAMS;
+
+/// The workload: generated (the MemHC paper's synthetic queue), or read from a file. The
+/// generator's options conflict with `--workload` (the file fixes them).
 #[derive(Debug, Args)]
 pub struct WorkloadArgs {
     /// N: each of the 16 spin components of a meson is N x N complex doubles.
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, conflicts_with = "workload")]
     pub tensor_size: usize,
     /// Contractions per vector.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, conflicts_with = "workload")]
     pub vector_size: usize,
     /// Number of vectors.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, conflicts_with = "workload")]
     pub vectors: usize,
     /// Repeated rate: the share of a vector's input slots that take an earlier node (0 to 1).
-    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
+    #[arg(
+        long,
+        default_value_t = 0.5,
+        allow_negative_numbers = true,
+        conflicts_with = "workload"
+    )]
     pub repeat: f64,
     /// How repeated nodes are chosen: uniform, gaussian, or recent:K (new in the last K vectors).
-    #[arg(long, default_value = "uniform")]
+    #[arg(long, default_value = "uniform", conflicts_with = "workload")]
     pub dist: String,
     /// Seed of the generator (runs repeat exactly).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, conflicts_with = "workload")]
     pub seed: u64,
     /// Take the workload from a file (memhc-workload/1, see docs/workload-format.md) instead
     /// of generating one.
@@ -104,6 +113,12 @@ impl ConfigArgs {
         let modes = parse_modes(&self.mode)?;
         if self.streams == 0 {
             return Err(SynthError::Usage("--streams must be at least 1".into()));
+        }
+        if self.streams > MAX_STREAMS {
+            return Err(SynthError::Usage(format!(
+                "--streams {}: at most {MAX_STREAMS} (the host backend runs a thread per stream)",
+                self.streams
+            )));
         }
         if let Some(o) = self.oversub.filter(|o| !o.is_finite() || *o < 0.0) {
             return Err(SynthError::Usage(format!(

@@ -2,7 +2,9 @@
 //! in by this crate's features of the same names; without them, asking for one is a one-line
 //! usage error that says how to rebuild. `model` is the modelled H100 of `memhc_gpu::model`:
 //! no data, modelled time, always compiled; its runs report the modelled makespan and floor
-//! ([`last_model_report`]).
+//! ([`last_model_report`]). Its parameters are the measured H100's unless the environment
+//! variable `MEMHC_MODEL` changes some (`MEMHC_MODEL=h2d_bandwidth=25e9,pin_rate=1e10`; see
+//! `memhc_gpu::model::ModelParams::with_settings`).
 
 use std::cell::Cell;
 
@@ -130,8 +132,9 @@ pub fn run_on(
             run_observed(HostBackend::new(spec.budget), w, a, spec, events, progress)
         }
         BackendChoice::Model => {
+            let params = ModelParams::from_env().map_err(memhc_core::Error::from)?;
             let (backend, clock) =
-                model_backend(ModelParams::h100(), spec.budget).map_err(memhc_core::Error::from)?;
+                model_backend(params, spec.budget).map_err(memhc_core::Error::from)?;
             let traced = run_observed(backend, w, a, spec, events, progress)?;
             MODELLED.with(|m| m.set(Some(clock.report())));
             Ok(traced)
@@ -173,6 +176,11 @@ mod tests {
                 }
             }
         }
+        assert_eq!(
+            "model".parse::<BackendChoice>().ok(),
+            Some(BackendChoice::Model)
+        );
+        assert!(BackendChoice::Model.compiled() && BackendChoice::Model.check().is_ok());
         assert!("tpu".parse::<BackendChoice>().is_err());
     }
 }

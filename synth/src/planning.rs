@@ -75,9 +75,42 @@ struct Output {
     host_memory: HostMemory,
 }
 
+/// Refuses the run options `plan` cannot predict yet, instead of ignoring them: its dry runs
+/// use each mode's own allocation, no prefetch and exact reuse, so `--alloc`, `--prefetch`
+/// (other than `off`) and `--reuse-tolerance` (other than 0) would make a prediction of a run
+/// that is not the one asked for. Values that do not parse are refused as in a run.
+fn refuse_unpredicted(config: &ConfigArgs, modes: &[memhc_core::Mode]) -> Result<()> {
+    let allocs = config.allocs(modes)?;
+    let prefetches = config.prefetches(modes)?;
+    let cannot = |flag: String| -> Result<()> {
+        Err(SynthError::Usage(format!(
+            "{flag}: plan cannot predict it yet (its dry runs use each mode's own allocation,              no prefetch and exact reuse); run without it, or run the workload to measure"
+        )))
+    };
+    if let Some(list) = config
+        .alloc
+        .as_deref()
+        .filter(|_| allocs.iter().any(Option::is_some))
+    {
+        return cannot(format!("--alloc {list}"));
+    }
+    if let Some(list) = config
+        .prefetch
+        .as_deref()
+        .filter(|_| prefetches.iter().any(Option::is_some))
+    {
+        return cannot(format!("--prefetch {list}"));
+    }
+    if config.reuse_tolerance != 0 {
+        return cannot(format!("--reuse-tolerance {}", config.reuse_tolerance));
+    }
+    Ok(())
+}
+
 /// Runs `memhc-synth plan`.
 pub fn plan_command(args: &PlanArgs) -> Result<()> {
     let (policies, modes) = args.config.parse()?;
+    refuse_unpredicted(&args.config, &modes)?;
     let available = host_memory()?;
     let (source, w) = match &args.workload.workload {
         Some(path) => (Source::File { path: path.clone() }, file::load(path)?),

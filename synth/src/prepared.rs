@@ -36,6 +36,9 @@ pub(crate) struct PointSetup {
     pub verify: bool,
     /// The host memory available, when known.
     pub host_memory: Option<u64>,
+    /// Whether a run uses an arena (`--alloc arena`): the host backend then takes its whole
+    /// budget of host memory at once, not only what the queue holds.
+    pub arena: bool,
 }
 
 impl Prepared {
@@ -52,7 +55,11 @@ impl Prepared {
     ) -> Result<Self> {
         let analysis = workload.analyse()?;
         let admit_run = |device: usize| {
-            let needs = host_needs(&workload, &analysis, device, setup.verify);
+            let mut needs = host_needs(&workload, &analysis, device, setup.verify);
+            if setup.arena && setup.backend == BackendChoice::Host {
+                // One allocation of the whole budget, however little the queue holds.
+                needs.device = device as u64;
+            }
             admit("the run", needs.total(), &needs.detail(), setup.host_memory)
         };
         // The dry run below touches less than the run without its device memory.

@@ -175,6 +175,7 @@ impl Parsed {
             backend,
             verify: a.verify,
             host_memory: host_memory()?,
+            arena: allocs.contains(&Some(memhc_core::Alloc::Arena)),
         };
         Ok(Parsed {
             plan: RunPlan {
@@ -330,6 +331,9 @@ pub(crate) fn exit_code(e: &SynthError) -> u8 {
             | SynthError::Usage(_)
             | SynthError::Io { .. }
             | SynthError::HostMemory { .. }
+            | SynthError::Hadron(
+                hadron::HadronError::OutOfHostMemory { .. } | hadron::HadronError::TooLarge(_)
+            )
     );
     if input { 2 } else { 1 }
 }

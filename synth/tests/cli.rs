@@ -322,9 +322,10 @@ fn bad_input_is_one_line_and_exit_code_2() {
             "--alloc arena does not apply",
         ),
         (&["--budget", "1K"], "cannot hold one contraction"),
+        // The generator's options conflict with a workload file (issue 31: not ignored).
         (
             &["--workload", "/nonexistent/w.json"],
-            "/nonexistent/w.json",
+            "cannot be used with",
         ),
     ];
     for (extra, needle) in cases {
@@ -341,6 +342,9 @@ fn bad_input_is_one_line_and_exit_code_2() {
         assert!(err.contains(needle), "{extra:?}: {err}");
         assert!(!err.contains("panicked"), "{extra:?}: {err}");
     }
+    let o = synth(&["--workload", "/nonexistent/w.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("/nonexistent/w.json"), "{}", stderr(&o));
     // Argument errors from the parser itself also exit 2.
     let o = synth(&["--vectors", "many"]);
     assert_eq!(o.status.code(), Some(2));

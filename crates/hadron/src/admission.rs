@@ -133,15 +133,14 @@ pub fn read_text_bounded(path: &std::path::Path, limit: u64) -> std::io::Result<
             return Err(too_large());
         }
         text.extend_from_slice(&piece[..n]);
-        if !checked {
-            if let Some(&first) = text.iter().find(|b| !b.is_ascii_whitespace()) {
-                if first != b'{' && first != b'[' {
-                    return Err(invalid(format!(
-                        "not a JSON text: it starts with the byte 0x{first:02x}"
-                    )));
-                }
-                checked = true;
+        let first = text.iter().find(|b| !b.is_ascii_whitespace());
+        if let (false, Some(&first)) = (checked, first) {
+            if first != b'{' && first != b'[' {
+                return Err(invalid(format!(
+                    "not a JSON text: it starts with the byte 0x{first:02x}"
+                )));
             }
+            checked = true;
         }
     }
     String::from_utf8(text).map_err(|_| invalid("not UTF-8 text".into()))

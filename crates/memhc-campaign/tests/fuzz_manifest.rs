@@ -102,7 +102,7 @@ fn cases() -> u64 {
     std::env::var("MEMHC_FUZZ_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(200)
+        .unwrap_or(100)
 }
 
 const SEED: &str = r#"{"format": "memhc-campaign/1", "source_block": 2, "sources": [0, 4, 8],

@@ -68,9 +68,23 @@ fn huge_output_spins_are_refused_not_aborted() {
 }
 
 #[test]
+fn thousands_of_streams_are_refused_not_spawned() {
+    // A worker thread per stream on the host backend: 30000 aborted the process.
+    for streams in [30000u32, u32::MAX] {
+        let mut cfg = memhc_config_default();
+        cfg.budget_bytes = 1 << 20;
+        cfg.streams = streams;
+        let mut rt = MemhcRuntime::default();
+        // SAFETY: valid pointers to locals.
+        let s = unsafe { memhc_runtime_create(&cfg, &mut rt) };
+        expect(s, S::InvalidArgument, "at most 1024");
+    }
+}
+
+#[test]
 fn the_largest_spin_index_is_out_of_range_not_wrapped() {
     let rt = host(1 << 20);
-    let data = vec![C { re: 1.0, im: 0.5 }; 4];
+    let data = [C { re: 1.0, im: 0.5 }; 4];
     let dims = [2usize, 2];
     let mut a = MemhcObject::default();
     // SAFETY: the slices are live for the call; `a` is a local.

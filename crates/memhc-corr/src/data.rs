@@ -44,7 +44,9 @@ pub(crate) fn load(id: &str, shape: &NodeShape, data: &DataSource) -> Result<Had
     let values = match data {
         DataSource::Seed(seed) => {
             let len = shape.layout()?.elems();
-            crate::seed::values(*seed, len)
+            crate::seed::try_values(*seed, len).map_err(|e| {
+                crate::CorrError::TooLarge(format!("node {id}: {len} seeded values: {e}"))
+            })?
         }
         DataSource::Npy(path) => {
             read_npy(path, shape).map_err(|m| bad(id, format!("{path}: {m}")))?

@@ -53,6 +53,19 @@ pub fn values(seed: u64, len: usize) -> Vec<Complex64> {
     (0..len).map(|_| g.complex()).collect()
 }
 
+/// [`values`], with the memory reserved fallibly first: a `len` the allocator cannot give is
+/// an error, not an abort of the process.
+pub fn try_values(
+    seed: u64,
+    len: usize,
+) -> Result<Vec<Complex64>, std::collections::TryReserveError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)?;
+    let mut g = SplitMix64::new(seed);
+    v.extend((0..len).map(|_| g.complex()));
+    Ok(v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,6 +86,8 @@ mod tests {
             v[1],
             Complex64::new(0.9420055071735924, -0.11128156588845584)
         );
+        assert_eq!(try_values(1, 2).ok(), Some(v));
+        assert!(try_values(1, usize::MAX).is_err());
         assert!(
             values(7, 1000)
                 .iter()

@@ -112,10 +112,8 @@ fn exercise(text: &str, dir: &Path) {
     };
     for n in &model.nodes {
         // Node data (seeded, .npy) is read only when it fits comfortably.
-        if n.bytes() <= 1 << 20 {
-            if let Err(e) = n.values() {
-                one_line(&e);
-            }
+        if let Some(Err(e)) = (n.bytes() <= 1 << 20).then(|| n.values()) {
+            one_line(&e);
         }
     }
     let options = PlanOptions {

@@ -6,6 +6,9 @@
 //! issues today. No GPU and no data: the queue runs data-less, as memhc-synth's dry runs do,
 //! with the GPU backend's own code over the modelled device.
 //!
+//! The parameters are [`ModelParams::h100`]'s, with the changes `MEMHC_MODEL` names
+//! (`MEMHC_MODEL=pin_rate=30e9 cargo bench -p memhc-gpu --bench model`).
+//!
 //! 8 vectors per point (the H100 records' count; `MEMHC_MODEL_VECTORS` sets another), 4
 //! streams, seed 1, uniform repeats: memhc-synth's defaults. Each point's floor is given twice:
 //! the run's own (`max(flops / rate, its bytes in / bus, its bytes out / bus)`) and the
@@ -36,7 +39,7 @@ fn untouched(n: usize) -> Result<Vec<Complex64>, Error> {
 /// the future, the vectors on `i mod streams`, the releases, the traces, the result reads),
 /// without data, on the modelled device with timing on (as memhc-synth runs it).
 fn modelled(w: &Workload, a: &Analysis, spec: &RunSpec) -> Result<ModelReport, Error> {
-    let (backend, clock) = model_backend(ModelParams::h100(), spec.budget)?;
+    let (backend, clock) = model_backend(ModelParams::from_env()?, spec.budget)?;
     backend.set_timing(true);
     let mut engine = Engine::new(Runtime::new(backend, spec.config())?);
     let mut ids: Vec<ObjectId> = Vec::with_capacity(a.node_count());
@@ -147,7 +150,10 @@ fn main() -> Result<(), Error> {
     });
     let started = Instant::now();
     println!(
-        "modelled H100 (memhc_gpu::model defaults), {vectors} vectors, 4 streams, LRU; times in ms"
+        "modelled H100 (memhc_gpu::model defaults{}), {vectors} vectors, 4 streams, LRU; times in ms",
+        std::env::var("MEMHC_MODEL")
+            .map(|s| format!(" with {s}"))
+            .unwrap_or_default()
     );
     println!(
         "{:>4} {:>5} {:>6} {:>7} {:>8} {:>10} {:>9} {:>9} {:>14} {:>8} {:>8} {:>8} {:>9} {:>8} {:>6} {:>6} {:>8}",

@@ -42,7 +42,7 @@ pub use clock::{Clocks, Engine, ModelReport};
 pub use device::{
     ModelBlas, ModelClock, ModelDevice, ModelEvent, ModelMemory, ModelPinned, ModelStream,
 };
-pub use params::{GemmRate, ModelParams};
+pub use params::{GemmRate, ModelParams, SETTINGS_VAR};
 
 use memhc_backend::BackendError;
 

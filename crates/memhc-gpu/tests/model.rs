@@ -213,3 +213,50 @@ fn invalid_parameters_are_an_error_not_a_panic() {
     };
     assert!(model_backend(params, 1 << 30).is_err());
 }
+
+#[test]
+fn a_free_waits_for_the_device_unless_told_otherwise() {
+    for synchronizes in [true, false] {
+        let params = ModelParams {
+            free_synchronizes: synchronizes,
+            ..device_only()
+        };
+        let (b, clock) = open(params);
+        let (x, y) = (b.alloc(MIB).unwrap(), b.alloc(MIB).unwrap());
+        let s = b.create_stream().unwrap();
+        b.copy_h2d(&s, &vec![0u8; 1_000_000], &x, 0).unwrap(); // 1.001 ms on the device
+        b.free(y).unwrap();
+        let expected = if synchronizes { 1e-6 + 1e-3 } else { 0.0 };
+        assert!(
+            close(clock.host_s(), expected),
+            "{synchronizes}: {}",
+            clock.host_s()
+        );
+    }
+}
+
+#[test]
+fn a_geam_reads_two_matrices_and_writes_one_at_the_memory_bandwidth() {
+    let params = ModelParams {
+        device_bandwidth: 1e9,
+        ..device_only()
+    };
+    let (b, clock) = open(params);
+    let n = 100;
+    let x = b.alloc(4 * n * n * ELEMENT_BYTES).unwrap();
+    let s = b.create_stream().unwrap();
+    let item = |i: usize| memhc_backend::gemm::GemmItem {
+        a: DeviceRef::new(&x, 0),
+        b: DeviceRef::new(&x, n * n),
+        c: DeviceRef::new(&x, (2 + i) * n * n),
+    };
+    let shape = memhc_backend::gemm::GeamShape::dense_sum(n, n);
+    b.geam_batched(&s, &shape, &[item(0), item(1)]).unwrap();
+    b.synchronize().unwrap();
+    // Two items, each 3 x 100 x 100 complex doubles (480,000 bytes) at 1 GB/s.
+    assert!(
+        close(clock.report().makespan_s, 2.0 * 480_000.0 / 1e9),
+        "{:?}",
+        clock.report()
+    );
+}

@@ -7,7 +7,7 @@
 //! import numpy as np, memhc
 //! rt = memhc.Runtime(backend="host", budget="8G", policy="belady")
 //! x = np.random.rand(16, 32, 32) + 1j * np.random.rand(16, 32, 32)
-//! a = rt.register(x)                     # copied; a Node handle
+//! a = rt.register(x)                     # copied; a Node, a.shape == (16, 32, 32)
 //! c = rt.contract(a, a, "meson4x4")      # stays on the device
 //! values = rt.read(c)                    # numpy complex128, shape (16, 32, 32)
 //! t = rt.trace(c, a, "meson4x4")         # a Python complex
@@ -25,8 +25,12 @@
 //! that cannot be read raises `OSError`, an invalid one `ValueError` with one line naming the
 //! file and the place.
 //!
-//! Built by maturin with the feature `python` (`python/pyproject.toml` turns it on); without
-//! it this crate compiles to nothing, so that `cargo test --workspace` needs no Python.
+//! Built by maturin with the feature `python` (`python/pyproject.toml` turns it on; `pip
+//! install ./python` builds a release wheel); without it this crate compiles to nothing, so
+//! that `cargo test --workspace` needs no Python. The docstrings in `module.rs` are what
+//! `help()` shows, and `python/memhc.pyi` is the type stub: keep the three in step
+//! (`python/tests` checks the stub against the module and every argument against its
+//! docstring). Every entry point runs under `catch_unwind`, so a panic is `MemhcError`.
 
 #[cfg(feature = "python")]
 mod module;

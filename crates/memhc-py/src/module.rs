@@ -393,7 +393,7 @@ impl Runtime {
     ///         out of range, components whose matrices do not multiply, a stream or split out
     ///         of range, a node of another runtime.
     ///     MemhcError: a released node; the inputs and the output do not fit in the budget
-    ///         together; a device error.
+    ///         together; an output larger than the host memory available; a device error.
     #[pyo3(signature = (a, b, mapping=None, out_spins=None, stream=None, a_split=None, b_split=None),
         text_signature = "($self, a, b, mapping='meson4x4', out_spins=None, stream=0, a_split=1, b_split=1)")]
     #[allow(clippy::too_many_arguments)]

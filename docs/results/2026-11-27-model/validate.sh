@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Prints validation.md from the raw records: run from the repository root.
+# Prints validation.md from the raw records: run from the repository root (M: the folder of
+# the modelled records, this one by default).
 R=docs/results/2026-11-26-h100-2
 P=$R/2026-11-26T205142Z-synth-profile
 C=$R/2026-11-26T204808Z-check-cpu-compare
-M=docs/results/2026-11-27-model
+M=${M:-docs/results/2026-11-27-model}
 python3 scripts/model-validate.py \
     --pair $P/synth-fig7-repeat.json $M/synth-fig7-repeat.json \
     --pair $R/2026-11-26T205748Z-synth-vsize/synth-fig7-vsize.json $M/synth-fig7-vsize.json \

@@ -106,6 +106,10 @@ impl Default for ModelParams {
 
 const GB: f64 = 1e9;
 
+/// The environment variable the command-line tools read model settings from
+/// ([`ModelParams::from_env`]).
+pub const SETTINGS_VAR: &str = "MEMHC_MODEL";
+
 impl ModelParams {
     /// The H100 of the recorded sessions (see the fields for the sources).
     pub fn h100() -> Self {
@@ -193,6 +197,98 @@ impl ModelParams {
         Ok(())
     }
 
+    /// [`ModelParams::h100`] with the settings ([`ModelParams::with_settings`]) of the
+    /// environment variable [`SETTINGS_VAR`] (`MEMHC_MODEL`), if it is set: how
+    /// `memhc-synth --backend model` and `memhc run --backend model` take other parameters.
+    pub fn from_env() -> Result<Self, BackendError> {
+        match std::env::var(SETTINGS_VAR) {
+            Ok(settings) => ModelParams::h100().with_settings(&settings),
+            Err(std::env::VarError::NotPresent) => Ok(ModelParams::h100()),
+            Err(std::env::VarError::NotUnicode(_)) => Err(BackendError::invalid(
+                BackendOp::Alloc,
+                format!("{SETTINGS_VAR} is not valid Unicode"),
+            )),
+        }
+    }
+
+    /// These parameters with some changed by `settings`: `name=value` pairs separated by commas,
+    /// the names those of the fields (times in seconds, rates in bytes or flops per second,
+    /// `free_synchronizes` true or false, `gemm_rates` as `N:TFLOPS` pairs separated by `/`),
+    /// e.g. `h2d_bandwidth=25e9,pin_rate=1e10,gemm_rates=128:16.1/384:46.4`. The result is
+    /// checked ([`ModelParams::validate`]); an unknown name or a value that does not parse is an
+    /// [`BackendError::InvalidArgument`] naming it. An empty string changes nothing.
+    pub fn with_settings(mut self, settings: &str) -> Result<Self, BackendError> {
+        let invalid = |what: String| BackendError::invalid(BackendOp::Alloc, what);
+        for setting in settings.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (name, value) = setting.split_once('=').ok_or_else(|| {
+                invalid(format!("model setting `{setting}`: expected name=value"))
+            })?;
+            let (name, value) = (name.trim(), value.trim());
+            let number = || {
+                value.parse::<f64>().map_err(|_| {
+                    invalid(format!("model setting {name}: `{value}` is not a number"))
+                })
+            };
+            match name {
+                "device_memory" => {
+                    self.device_memory = value.parse().map_err(|_| {
+                        invalid(format!(
+                            "model setting {name}: `{value}` is not a byte count"
+                        ))
+                    })?
+                }
+                "parallel_copy_min" => {
+                    self.parallel_copy_min = value.parse().map_err(|_| {
+                        invalid(format!(
+                            "model setting {name}: `{value}` is not a byte count"
+                        ))
+                    })?
+                }
+                "free_synchronizes" => {
+                    self.free_synchronizes = value.parse().map_err(|_| {
+                        invalid(format!(
+                            "model setting {name}: `{value}` is not true or false"
+                        ))
+                    })?
+                }
+                "gemm_rates" => {
+                    let mut rates = Vec::new();
+                    for pair in value.split('/') {
+                        let parsed = pair.split_once(':').and_then(|(n, t)| {
+                            Some(GemmRate {
+                                n: n.trim().parse().ok()?,
+                                tflops: t.trim().parse().ok()?,
+                            })
+                        });
+                        rates.push(parsed.ok_or_else(|| {
+                            invalid(format!(
+                                "model setting gemm_rates: `{pair}` is not N:TFLOPS"
+                            ))
+                        })?);
+                    }
+                    self.gemm_rates = rates;
+                }
+                "gemm_call_s" => self.gemm_call_s = number()?,
+                "device_bandwidth" => self.device_bandwidth = number()?,
+                "h2d_bandwidth" => self.h2d_bandwidth = number()?,
+                "d2h_bandwidth" => self.d2h_bandwidth = number()?,
+                "copy_latency_s" => self.copy_latency_s = number()?,
+                "launch_latency_s" => self.launch_latency_s = number()?,
+                "host_call_s" => self.host_call_s = number()?,
+                "staging_write_rate" => self.staging_write_rate = number()?,
+                "staging_write_rate_small" => self.staging_write_rate_small = number()?,
+                "staging_read_rate" => self.staging_read_rate = number()?,
+                "staging_read_rate_small" => self.staging_read_rate_small = number()?,
+                "pin_rate" => self.pin_rate = number()?,
+                "malloc_s" => self.malloc_s = number()?,
+                "free_s" => self.free_s = number()?,
+                other => return Err(invalid(format!("unknown model setting `{other}`"))),
+            }
+        }
+        self.validate()?;
+        Ok(self)
+    }
+
     /// Host time of a staging copy of `bytes`, filling (`write`) or emptying a staging buffer.
     pub fn staging_s(&self, bytes: usize, write: bool) -> f64 {
         let parallel = bytes >= self.parallel_copy_min;
@@ -271,6 +367,38 @@ mod tests {
             p.staging_s((4 << 20) - 1, false),
             ((4 << 20) - 1) as f64 / 2.18e9
         ));
+    }
+
+    #[test]
+    fn settings_change_the_parameters_they_name() {
+        let p = ModelParams::h100()
+            .with_settings(
+                "h2d_bandwidth=25e9, pin_rate=1e10,free_synchronizes=false,gemm_rates=100:10/200:20",
+            )
+            .unwrap();
+        assert_eq!(p.h2d_bandwidth, 25e9);
+        assert_eq!(p.pin_rate, 1e10);
+        assert!(!p.free_synchronizes);
+        assert!(close(p.gemm_rate(150, 150, 150), 15e12));
+        assert_eq!(p.d2h_bandwidth, 55e9, "the others stay");
+        assert_eq!(
+            ModelParams::h100().with_settings("").unwrap(),
+            ModelParams::h100()
+        );
+        for bad in [
+            "h2d_bandwidth",
+            "h2d_bandwidth=fast",
+            "warp_speed=9",
+            "gemm_rates=128",
+            "pin_rate=0",
+            "free_synchronizes=maybe",
+        ] {
+            let e = ModelParams::h100()
+                .with_settings(bad)
+                .unwrap_err()
+                .to_string();
+            assert!(!e.contains('\n'), "{bad}: {e}");
+        }
     }
 
     #[test]
