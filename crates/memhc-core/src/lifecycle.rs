@@ -270,8 +270,10 @@ impl TransitionLog {
 /// An object's state with what it implies: the host copy lives inside the states where it is
 /// valid, the device copy inside the states where the object is resident, and a write-back in
 /// flight inside `WritingBack`. Changed only by the transitions below.
+#[derive(Default)]
 pub(crate) enum Lifecycle<B: Backend> {
     /// No value anywhere (a GPU-only object never written).
+    #[default]
     Empty,
     /// Only the host copy is valid; not resident.
     HostValid(Vec<Complex64>),
@@ -281,12 +283,6 @@ pub(crate) enum Lifecycle<B: Backend> {
     DeviceDirty(DeviceCopy<B>),
     /// Not resident; an asynchronous write-back is bringing the value to the host.
     WritingBack(WriteBack<B>),
-}
-
-impl<B: Backend> Default for Lifecycle<B> {
-    fn default() -> Self {
-        Lifecycle::Empty
-    }
 }
 
 impl<B: Backend> std::fmt::Debug for Lifecycle<B> {
@@ -305,6 +301,13 @@ pub(crate) enum Left<B: Backend> {
     Device(DeviceCopy<B>),
     /// A write-back in flight.
     WriteBack(WriteBack<B>),
+}
+
+/// What a transition's rule makes of a state and its input: the next state and the
+/// transition's output, or (the input does not fit the state) both handed back unchanged.
+enum Step<S, T, I> {
+    Next(S, T),
+    Unchanged(S, I),
 }
 
 /// A refused transition, with the input it was given handed back (nothing is lost: a device
@@ -398,7 +401,7 @@ impl<B: Backend> Lifecycle<B> {
         t: Transition,
         log: &mut TransitionLog,
         input: I,
-        apply: impl FnOnce(Self, I) -> Result<(Self, T), (Self, I)>,
+        apply: impl FnOnce(Self, I) -> Step<Self, T, I>,
     ) -> Result<T, Refused<I>> {
         let from = Some(self.kind());
         let refuse = |log: &mut TransitionLog, input| {
@@ -415,12 +418,12 @@ impl<B: Backend> Lifecycle<B> {
             return Err(refuse(log, input));
         }
         match apply(std::mem::take(self), input) {
-            Ok((next, out)) => {
+            Step::Next(next, out) => {
                 log.record_taken(from, t, Some(next.kind()));
                 *self = next;
                 Ok(out)
             }
-            Err((unchanged, input)) => {
+            Step::Unchanged(unchanged, input) => {
                 *self = unchanged;
                 Err(refuse(log, input))
             }
@@ -454,8 +457,8 @@ impl<B: Backend> Lifecycle<B> {
         log: &mut TransitionLog,
     ) -> Result<(), Refused<DeviceCopy<B>>> {
         self.step(t, log, device, |s, d| match s {
-            Lifecycle::HostValid(h) => Ok((Lifecycle::Consistent(h, d), ())),
-            other => Err((other, d)),
+            Lifecycle::HostValid(h) => Step::Next(Lifecycle::Consistent(h, d), ()),
+            other => Step::Unchanged(other, d),
         })
     }
 
@@ -471,8 +474,8 @@ impl<B: Backend> Lifecycle<B> {
             log,
             write_back,
             |s, w| match s {
-                Lifecycle::DeviceDirty(d) => Ok((Lifecycle::WritingBack(w), d)),
-                other => Err((other, w)),
+                Lifecycle::DeviceDirty(d) => Step::Next(Lifecycle::WritingBack(w), d),
+                other => Step::Unchanged(other, w),
             },
         )
     }
@@ -485,8 +488,8 @@ impl<B: Backend> Lifecycle<B> {
         log: &mut TransitionLog,
     ) -> Result<WriteBack<B>, Refused<Vec<Complex64>>> {
         self.step(Transition::WriteBackLanded, log, host, |s, h| match s {
-            Lifecycle::WritingBack(w) => Ok((Lifecycle::HostValid(h), w)),
-            other => Err((other, h)),
+            Lifecycle::WritingBack(w) => Step::Next(Lifecycle::HostValid(h), w),
+            other => Step::Unchanged(other, h),
         })
     }
 
@@ -501,11 +504,15 @@ impl<B: Backend> Lifecycle<B> {
     ) -> Result<Option<Vec<Complex64>>, Refused<Option<DeviceCopy<B>>>> {
         self.step(Transition::WrittenOnDevice, log, fresh, |s, fresh| {
             match (s, fresh) {
-                (Lifecycle::HostValid(h), Some(d)) => Ok((Lifecycle::DeviceDirty(d), Some(h))),
-                (Lifecycle::Empty, Some(d)) => Ok((Lifecycle::DeviceDirty(d), None)),
-                (Lifecycle::Consistent(h, d), None) => Ok((Lifecycle::DeviceDirty(d), Some(h))),
-                (Lifecycle::DeviceDirty(d), None) => Ok((Lifecycle::DeviceDirty(d), None)),
-                (other, fresh) => Err((other, fresh)),
+                (Lifecycle::HostValid(h), Some(d)) => {
+                    Step::Next(Lifecycle::DeviceDirty(d), Some(h))
+                }
+                (Lifecycle::Empty, Some(d)) => Step::Next(Lifecycle::DeviceDirty(d), None),
+                (Lifecycle::Consistent(h, d), None) => {
+                    Step::Next(Lifecycle::DeviceDirty(d), Some(h))
+                }
+                (Lifecycle::DeviceDirty(d), None) => Step::Next(Lifecycle::DeviceDirty(d), None),
+                (other, fresh) => Step::Unchanged(other, fresh),
             }
         })
     }
@@ -537,8 +544,8 @@ impl<B: Backend> Lifecycle<B> {
         log: &mut TransitionLog,
     ) -> Result<(), Refused<Vec<Complex64>>> {
         self.step(t, log, host, |s, h| match s {
-            Lifecycle::DeviceDirty(d) => Ok((Lifecycle::Consistent(h, d), ())),
-            other => Err((other, h)),
+            Lifecycle::DeviceDirty(d) => Step::Next(Lifecycle::Consistent(h, d), ()),
+            other => Step::Unchanged(other, h),
         })
     }
 
@@ -566,8 +573,8 @@ impl<B: Backend> Lifecycle<B> {
         log: &mut TransitionLog,
     ) -> Result<DeviceCopy<B>, IllegalTransition> {
         self.step(t, log, (), |s, ()| match s {
-            Lifecycle::Consistent(h, d) => Ok((Lifecycle::HostValid(h), d)),
-            other => Err((other, ())),
+            Lifecycle::Consistent(h, d) => Step::Next(Lifecycle::HostValid(h), d),
+            other => Step::Unchanged(other, ()),
         })
         .map_err(IllegalTransition::from)
     }
@@ -581,8 +588,10 @@ impl<B: Backend> Lifecycle<B> {
         log: &mut TransitionLog,
     ) -> Result<DeviceCopy<B>, Refused<Option<Vec<Complex64>>>> {
         self.step(Transition::RolledBack, log, previous, |s, p| match s {
-            Lifecycle::DeviceDirty(d) => Ok((p.map_or(Lifecycle::Empty, Lifecycle::HostValid), d)),
-            other => Err((other, p)),
+            Lifecycle::DeviceDirty(d) => {
+                Step::Next(p.map_or(Lifecycle::Empty, Lifecycle::HostValid), d)
+            }
+            other => Step::Unchanged(other, p),
         })
     }
 
@@ -594,7 +603,7 @@ impl<B: Backend> Lifecycle<B> {
         log: &mut TransitionLog,
     ) -> Result<Left<B>, Refused<Vec<Complex64>>> {
         self.step(Transition::HostWritten, log, host, |s, h| {
-            Ok((Lifecycle::HostValid(h), s.into_left().1))
+            Step::Next(Lifecycle::HostValid(h), s.into_left().1)
         })
     }
 
