@@ -365,6 +365,7 @@ fn execute(cli: Cli) -> Result<(), String> {
                         }
                         for f in files {
                             eprintln!("memhc: wrote {}", f.display());
+                            written.0.push(f);
                         }
                     }
                     if let Some(r) = &reference {
