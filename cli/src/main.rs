@@ -263,7 +263,8 @@ fn execute(cli: Cli) -> Result<(), String> {
             Ok(())
         }
         Command::Plan { file, planning } => {
-            let model = memhc_corr::load(&file).map_err(|e| e.to_string())?;
+            // A plan makes no values: a file too large for this host is still planned.
+            let model = memhc_corr::io::load_for_planning(&file).map_err(|e| e.to_string())?;
             let plan = memhc_corr::plan(&model, &planning.options()?).map_err(|e| e.to_string())?;
             println!(
                 "{}",
@@ -365,6 +366,7 @@ fn execute(cli: Cli) -> Result<(), String> {
                         }
                         for f in files {
                             eprintln!("memhc: wrote {}", f.display());
+                            written.0.push(f);
                         }
                     }
                     if let Some(r) = &reference {

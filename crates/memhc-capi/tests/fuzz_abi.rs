@@ -329,3 +329,142 @@ fn version_and_status_names_answer_any_value() {
         assert!(name.to_bytes().starts_with(b"MEMHC_STATUS_"));
     }
 }
+
+/// Correlator files the correlator sequences open: valid, too large for any host, endless,
+/// missing, a directory.
+fn corr_files() -> Vec<std::ffi::CString> {
+    let dir = std::env::temp_dir().join(format!("memhc-capi-fuzz-{}", std::process::id()));
+    assert!(std::fs::create_dir_all(&dir).is_ok());
+    let huge = dir.join("huge.corr.json");
+    let text = r#"{"format": "memhc-corr/1",
+ "nodes": [{"id": "a", "spins": 16, "dims": [1048576, 1048576], "time": 0, "data": {"seed": 1}}],
+ "graphs": [{"id": "g", "loops": [{"nodes": ["a"]}]}],
+ "correlators": [{"name": "C", "times": [{"source": 0, "sink": 0, "graphs": ["g"]}]}]}"#;
+    assert!(std::fs::write(&huge, text).is_ok());
+    let pion =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/data/pion.corr.json");
+    [
+        pion.display().to_string(),
+        huge.display().to_string(),
+        "/dev/zero".to_owned(),
+        "/nonexistent.corr.json".to_owned(),
+        dir.display().to_string(),
+    ]
+    .into_iter()
+    .map(|p| std::ffi::CString::new(p).unwrap_or_default())
+    .collect()
+}
+
+#[test]
+fn arbitrary_correlator_call_sequences_never_crash() {
+    use memhc_capi::ffi::corr::*;
+    use memhc_capi::{MemhcCorr, MemhcCorrOptions, MemhcCorrResults, MemhcCorrTime};
+    let files = corr_files();
+    for case in 0..cases() / 10 {
+        let mut r = Rng(10_000 + case);
+        let mut corrs: Vec<MemhcCorr> = Vec::new();
+        let mut results: Vec<MemhcCorrResults> = Vec::new();
+        for _ in 0..12 {
+            let corr = match r.below(6) {
+                0 => MemhcCorr { handle: r.next() },
+                _ => r.pick(&corrs).unwrap_or_default(),
+            };
+            let res = match r.below(6) {
+                0 => MemhcCorrResults { handle: r.next() },
+                _ => r.pick(&results).unwrap_or_default(),
+            };
+            match r.below(6) {
+                0 | 1 => {
+                    let options = MemhcCorrOptions {
+                        sharing: r.next() as i32,
+                        file_order: r.next() as i32,
+                        vector_size: r.size(),
+                    };
+                    let path = &files[r.below(files.len() as u64) as usize];
+                    let mut out = MemhcCorr::default();
+                    // SAFETY: a NUL-terminated string and pointers to locals.
+                    let s = unsafe { memhc_corr_open(path.as_ptr(), &options, &mut out) };
+                    check(s, "corr_open");
+                    if s == S::Ok {
+                        corrs.push(out);
+                    }
+                }
+                2 => {
+                    let mut cfg = memhc_config_default();
+                    cfg.budget_bytes = match r.below(3) {
+                        0 => r.size() as u64,
+                        _ => 1 << (10 + r.below(14)),
+                    };
+                    cfg.streams = r.below(5) as u32;
+                    let mut out = MemhcCorrResults::default();
+                    // SAFETY: pointers to locals.
+                    let s = unsafe { memhc_corr_run(corr, &cfg, &mut out) };
+                    check(s, "corr_run");
+                    if s == S::Ok {
+                        results.push(out);
+                    }
+                }
+                3 => {
+                    let index = r.size();
+                    let mut n = 0usize;
+                    // SAFETY: a local out-parameter.
+                    check(unsafe { memhc_corr_results_len(res, index, &mut n) }, "len");
+                    let mut times = vec![MemhcCorrTime::default(); r.below(8) as usize];
+                    let mut values = vec![C::default(); times.len()];
+                    // SAFETY: both buffers are live with `times.len()` elements.
+                    let s = unsafe {
+                        memhc_corr_results_values(
+                            res,
+                            index,
+                            times.as_mut_ptr(),
+                            values.as_mut_ptr(),
+                            times.len(),
+                        )
+                    };
+                    check(s, "values");
+                    let mut buf = vec![0 as std::ffi::c_char; r.below(16) as usize];
+                    let mut needed = 0usize;
+                    // SAFETY: `buf` is live with its length; `needed` is a local.
+                    let s = unsafe {
+                        memhc_corr_results_name(
+                            res,
+                            index,
+                            buf.as_mut_ptr(),
+                            buf.len(),
+                            &mut needed,
+                        )
+                    };
+                    check(s, "name");
+                }
+                4 => {
+                    let mut e = 0.0f64;
+                    let other = r.pick(&results).unwrap_or_default();
+                    // SAFETY: a local out-parameter.
+                    check(
+                        unsafe { memhc_corr_results_compare(res, other, &mut e) },
+                        "compare",
+                    );
+                    let mut count = 0usize;
+                    // SAFETY: a local out-parameter.
+                    check(
+                        unsafe { memhc_corr_results_count(res, &mut count) },
+                        "count",
+                    );
+                }
+                _ => {
+                    if r.below(2) == 0 {
+                        check(memhc_corr_release(corr), "corr_release");
+                    } else {
+                        check(memhc_corr_results_release(res), "results_release");
+                    }
+                }
+            }
+        }
+        for c in corrs {
+            let _ = memhc_corr_release(c);
+        }
+        for x in results {
+            let _ = memhc_corr_results_release(x);
+        }
+    }
+}

@@ -26,10 +26,19 @@ pub const MAX_FILE_BYTES: u64 = hadron::admission::MAX_TEXT_FILE_BYTES;
 /// [`CorrError::Json`], anything else wrong [`CorrError::Invalid`]: one line each, naming the
 /// file and the place.
 pub fn load(path: &Path) -> Result<Model> {
+    let model = load_for_planning(path)?;
+    admit_model(&model, &path.display().to_string())?;
+    Ok(model)
+}
+
+/// [`load`] without the host admission of the node values: for planning, which makes no
+/// values (`memhc plan` sizes a file for a larger machine than the one it runs on). The file
+/// is still read bounded and checked in full.
+pub fn load_for_planning(path: &Path) -> Result<Model> {
     let text = hadron::admission::read_text_bounded(path, MAX_FILE_BYTES)
         .map_err(|e| CorrError::io(path, e))?;
     let dir = path.parent().unwrap_or(Path::new(""));
-    parse(&text, &path.display().to_string(), dir)
+    parse_unadmitted(&text, &path.display().to_string(), dir)
 }
 
 /// Parses and checks `text` as the file named `file`, relative data paths taken from `dir`.
@@ -37,13 +46,18 @@ pub fn load(path: &Path) -> Result<Model> {
 /// A file whose node values together could never be held on this host is refused
 /// ([`admit_model`]) before any value is made.
 pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Model> {
-    let parsed = parse_file(text, file)?;
-    let model = Model::new(parsed, dir).map_err(|e| match e {
-        CorrError::Invalid(i) => CorrError::Invalid(i.within(file)),
-        other => other,
-    })?;
+    let model = parse_unadmitted(text, file, dir)?;
     admit_model(&model, file)?;
     Ok(model)
+}
+
+/// [`parse`] without the host admission (see [`load_for_planning`]).
+fn parse_unadmitted(text: &str, file: &str, dir: &Path) -> Result<Model> {
+    let parsed = parse_file(text, file)?;
+    Model::new(parsed, dir).map_err(|e| match e {
+        CorrError::Invalid(i) => CorrError::Invalid(i.within(file)),
+        other => other,
+    })
 }
 
 /// Parses `text` (the file named `file`) into a [`CorrFile`] without checking it further.
