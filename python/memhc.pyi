@@ -1,6 +1,6 @@
 """Type stubs of the memhc module (crates/memhc-py); the docstrings are in the module itself.
 
-Kept in step with crates/memhc-py/src/module.rs; CI type-checks python/tests/typecheck.py
+Kept in step with crates/memhc-py/src/module/; CI type-checks python/tests/typecheck.py
 against it with mypy --strict, and python/tests/test_memhc.py checks that every public name
 here exists in the module and the other way round.
 """

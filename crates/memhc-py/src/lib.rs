@@ -27,7 +27,7 @@
 //!
 //! Built by maturin with the feature `python` (`python/pyproject.toml` turns it on; `pip
 //! install ./python` builds a release wheel); without it this crate compiles to nothing, so
-//! that `cargo test --workspace` needs no Python. The docstrings in `module.rs` are what
+//! that `cargo test --workspace` needs no Python. The docstrings in `module/` are what
 //! `help()` shows, and `python/memhc.pyi` is the type stub: keep the three in step
 //! (`python/tests` checks the stub against the module and every argument against its
 //! docstring). Every entry point runs under `catch_unwind`, so a panic is `MemhcError`.
