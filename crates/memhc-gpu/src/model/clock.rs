@@ -115,7 +115,7 @@ pub struct ModelReport {
     pub host_wait_s: f64,
 }
 
-/// The virtual clocks of one modelled device. See the [module documentation](self).
+/// The virtual clocks of one modelled device. See the [model's documentation](crate::model).
 #[derive(Clone, Debug)]
 pub struct Clocks {
     params: ModelParams,
