@@ -59,7 +59,7 @@ pub(crate) struct RunArgs {
     /// With --emit-workload: write node data as .npy files beside it instead of seeds.
     #[arg(long, requires = "emit_workload")]
     pub(crate) emit_npy: bool,
-    /// Write the results (DIR/<id>.npy) and traces (DIR/traces.json) of the first run.
+    /// Write the results (`DIR/<id>.npy`) and traces (`DIR/traces.json`) of the first run.
     #[arg(long, value_name = "DIR")]
     pub(crate) dump_results: Option<PathBuf>,
     /// Run the sweep as a campaign: its points handed out to MPI ranks (`mpirun -n K

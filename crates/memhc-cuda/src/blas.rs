@@ -2,7 +2,7 @@
 //! needs (`cublasZgemmBatched`, `cublasZgemmStridedBatched`, `cublasZgeam`). Every `unsafe`
 //! block of the cuBLAS side of this crate is here.
 //!
-//! Call [`crate::probe::cublas`] before any of these: cudarc panics on a missing library.
+//! Call [`crate::probe()`] (which opens cuBLAS) before any of these: cudarc panics on a missing library.
 
 use std::ffi::{c_int, c_longlong};
 use std::sync::Arc;

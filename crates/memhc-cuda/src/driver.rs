@@ -4,7 +4,7 @@
 //! types above it ([`crate::handles`]: memory, page-locked host memory, streams and events;
 //! [`crate::context`]) keep the handles they pass valid.
 //!
-//! Call [`crate::probe::driver`] before any of these: cudarc panics on a missing library.
+//! Call [`crate::probe()`] (which opens the driver) before any of these: cudarc panics on a missing library.
 
 use std::ffi::{CStr, c_int};
 

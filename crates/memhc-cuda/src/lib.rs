@@ -11,7 +11,7 @@
 //!
 //! Both libraries are opened with `dlopen` when a backend is created (cudarc's
 //! `dynamic-loading`), so this crate builds on a machine with no CUDA at all; CI compiles it
-//! there. cudarc panics when a library or a symbol is missing, so [`probe`] first checks that
+//! there. cudarc panics when a library or a symbol is missing, so [`probe()`] first checks that
 //! `libcuda` and `libcublas` load and hold every function this crate calls, and that the
 //! driver starts and has a device; [`CudaBackend::new`] calls it first. When anything is
 //! missing it returns [`BackendError::Unavailable`](memhc_backend::BackendError::Unavailable)

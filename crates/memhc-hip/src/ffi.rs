@@ -318,7 +318,7 @@ pub(crate) fn one_line(s: &str) -> String {
 /// dependency, the wrong architecture) is reported as such; otherwise the error says the
 /// library was not found and lists where it was looked for.
 /// An error and its sources, `: `-separated (libloading 0.9 keeps `dlerror`'s text in the
-/// source: "dlopen failed: <path>: cannot open shared object file: ...").
+/// source: `"dlopen failed: <path>: cannot open shared object file: ..."`).
 fn error_chain(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
     let mut source = e.source();

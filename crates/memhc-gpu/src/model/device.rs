@@ -38,7 +38,7 @@ impl ModelClock {
 
 /// A device that holds no data: memory is an address range, copies and GEMMs validate their
 /// arguments and take the time [`ModelParams`] gives them on virtual clocks
-/// ([`Clocks`](super::clock::Clocks)). Under [`GpuBackend`](crate::GpuBackend) it runs the
+/// ([`Clocks`]). Under [`GpuBackend`](crate::GpuBackend) it runs the
 /// GPU backend's own code (staging in pieces, fences, pointer tables, timing), so the model
 /// sees exactly the calls a GPU would.
 #[derive(Debug)]

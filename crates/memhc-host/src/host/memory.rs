@@ -25,7 +25,7 @@ pub struct HostBuffer {
     /// The bytes it holds of the backend's capacity, given back when it is dropped.
     pub(super) reservation: Reservation,
     pub(super) cell: Arc<Cell>,
-    /// Allocated by [`Backend::alloc_managed`]: the host may read and write it in place.
+    /// Allocated by [`Backend::alloc_managed`](memhc_backend::Backend::alloc_managed): the host may read and write it in place.
     pub(super) managed: bool,
 }
 
