@@ -13,6 +13,8 @@
 //! records). The workload, its files and the runner are `memhc-workload`'s, re-exported here
 //! under the paths this crate always had.
 
+#![forbid(unsafe_code)]
+
 pub mod app;
 pub mod args;
 pub mod device;
