@@ -40,7 +40,7 @@ fn main() {
     clean_run_matches_one_process(&d, &m, &expected);
     killed_rank_then_rerun_matches(&d, &m, &expected);
     hung_rank_is_lost_within_the_timeout(&d, &m);
-    bad_input_is_reported_once_with_its_rank(&d);
+    bad_input_is_refused_once_before_any_rank_runs(&d);
     missing_manifest_is_one_line(&d);
     std::fs::remove_dir_all(&d).unwrap();
     println!(
@@ -196,7 +196,7 @@ fn hung_rank_is_lost_within_the_timeout(d: &Path, m: &Path) {
     );
 }
 
-fn bad_input_is_reported_once_with_its_rank(d: &Path) {
+fn bad_input_is_refused_once_before_any_rank_runs(d: &Path) {
     let mut bad = a1_file(2);
     bad.graphs.push(GraphSpec {
         id: "broken".into(),
@@ -225,9 +225,14 @@ fn bad_input_is_reported_once_with_its_rank(d: &Path) {
     assert_eq!(o.status.code(), Some(2), "{err}");
     let lines: Vec<&str> = err.lines().filter(|l| l.contains("no_such_node")).collect();
     assert_eq!(lines.len(), 1, "{err}");
-    assert!(lines[0].starts_with("mpi-test: rank "), "{err}");
-    assert!(lines[0].contains(", unit c2.b0001: "), "{err}");
-    println!("mpi: bad input reported once: {}", lines[0]);
+    // Every unit is admitted before the journal exists (issue 31): the broken file is refused
+    // up front, naming its unit, before any rank has run one.
+    assert!(lines[0].starts_with("mpi-test: unit c2.b0001: "), "{err}");
+    assert!(
+        !sub.join("journal").exists(),
+        "a refused campaign leaves no journal"
+    );
+    println!("mpi: bad input refused once: {}", lines[0]);
 }
 
 fn missing_manifest_is_one_line(d: &Path) {
