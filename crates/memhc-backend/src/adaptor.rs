@@ -30,7 +30,7 @@ pub enum Call {
         /// The buffer's size.
         bytes: usize,
     },
-    /// [`Backend::copy_h2d`] of this many bytes.
+    /// [`Backend::copy_h2d`] or [`Backend::copy_h2d_async`] of this many bytes.
     CopyH2D {
         /// Bytes copied.
         bytes: usize,
@@ -223,6 +223,20 @@ impl<B: Backend, H: Hooks> Backend for Adaptor<B, H> {
 
     fn alloc_host(&self, bytes: usize) -> Result<Self::HostBuffer, BackendError> {
         self.inner.alloc_host(bytes)
+    }
+
+    fn copy_h2d_async(
+        &self,
+        stream: &Self::Stream,
+        src: &Self::HostBuffer,
+        src_offset: usize,
+        dst: &Self::Buffer,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<(), BackendError> {
+        self.hooked(Call::CopyH2D { bytes: len }, |b| {
+            b.copy_h2d_async(stream, src, src_offset, dst, dst_offset, len)
+        })
     }
 
     fn copy_d2h_async(

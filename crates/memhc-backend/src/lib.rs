@@ -25,6 +25,11 @@
 //!   (pinned, for a GPU), whose contents may be read once the copy has completed (after an
 //!   event or stream synchronisation). [`Backend::copy_d2h`] is the blocking convenience built
 //!   on it: it returns when the destination slice is filled.
+//! * **Host objects** live in the same [`HostMemory`] buffers when the caller wants copies
+//!   without staging: the host fills one in place ([`HostMemory::as_mut_bytes`]) and
+//!   [`Backend::copy_h2d_async`] copies from it directly (one DMA on a GPU: no staging copy, no
+//!   page fault), reading it in stream order, so the host must not change it until the copy has
+//!   completed (`as_mut_bytes` waits for, or refuses, the copies still using it).
 //! * **Freeing** a buffer that queued work still uses is the caller's bug: the caller must wait
 //!   on the buffer's events first. The host backend detects it and returns
 //!   [`BackendError::BufferInUse`].
@@ -53,6 +58,7 @@ pub mod gemm;
 pub mod instrumented;
 pub mod ledger;
 pub mod timeline;
+pub mod zeroed;
 
 use num_complex::Complex64;
 
@@ -83,6 +89,13 @@ pub trait HostMemory: Send + Sync + std::fmt::Debug {
     /// buffer must have completed (the caller synchronised on them); a backend either waits
     /// for them or reports [`BackendError::BufferInUse`].
     fn read(&self, offset: usize, dst: &mut [u8]) -> Result<(), BackendError>;
+
+    /// The buffer's bytes, for the host to fill or read in place (a node's values generated
+    /// straight into page-locked memory; a result read where the device put it). The copies
+    /// that use the buffer, into it or out of it, must have completed: a backend either waits
+    /// for them or reports [`BackendError::BufferInUse`]. What a buffer nobody wrote holds is
+    /// unspecified; the slice is aligned for complex doubles.
+    fn as_mut_bytes(&mut self) -> Result<&mut [u8], BackendError>;
 }
 
 /// Device memory as the device reports it.
@@ -165,8 +178,41 @@ pub trait Backend {
         dst_offset: usize,
     ) -> Result<(), BackendError>;
 
-    /// Allocates `bytes` (> 0) of host memory that asynchronous copies can write into.
+    /// Allocates `bytes` (> 0) of host memory that asynchronous copies can write into and read
+    /// from (page-locked on a GPU); what it holds before anything writes it is unspecified.
     fn alloc_host(&self, bytes: usize) -> Result<Self::HostBuffer, BackendError>;
+
+    /// Enqueues a copy of `len` bytes of host buffer `src` (from byte `src_offset`) into `dst`
+    /// (from byte `dst_offset`), after all work enqueued on `stream` so far. Unlike
+    /// [`Backend::copy_h2d`] it reads `src` in stream order, not before returning: a GPU copies
+    /// page-locked memory in one DMA, with no staging. The host must not change `src` until
+    /// the copy has completed ([`HostMemory::as_mut_bytes`] waits for it, or refuses). The
+    /// provided version reads `src` at once and calls [`Backend::copy_h2d`]; a backend that can
+    /// copy from its host buffers directly overrides it.
+    fn copy_h2d_async(
+        &self,
+        stream: &Self::Stream,
+        src: &Self::HostBuffer,
+        src_offset: usize,
+        dst: &Self::Buffer,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<(), BackendError> {
+        check_range(
+            BackendOp::CopyH2D,
+            "host buffer",
+            src.bytes(),
+            src_offset,
+            len,
+        )?;
+        let mut staged = Vec::new();
+        staged.try_reserve_exact(len).map_err(|_| {
+            BackendError::invalid(BackendOp::CopyH2D, format!("cannot stage {len} bytes"))
+        })?;
+        staged.resize(len, 0);
+        src.read(src_offset, &mut staged)?;
+        self.copy_h2d(stream, &staged, dst, dst_offset)
+    }
 
     /// Enqueues a copy of `len` bytes from `src` (from byte `src_offset`) into `dst` (from byte
     /// `dst_offset`), after all work enqueued on `stream` so far. `dst` may be read once the

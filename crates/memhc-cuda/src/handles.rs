@@ -190,6 +190,14 @@ impl PinnedAllocation for CudaPinned {
         self.bytes
     }
 
+    fn as_mut_slice(&mut self) -> Result<&mut [u8], BackendError> {
+        let start = self.range(BackendOp::CopyH2D, 0, self.bytes)?;
+        // SAFETY: the allocation is `bytes` long from `start` and lives as long as `self`;
+        // `&mut self` excludes other host access for the slice's lifetime, and no queued copy
+        // uses the buffer now (the DeviceApi contract: the caller waited for them).
+        Ok(unsafe { std::slice::from_raw_parts_mut(start, self.bytes) })
+    }
+
     /// Copies on several threads when `src` is large ([`memhc_gpu::pieces`]).
     fn write(&mut self, offset: usize, src: &[u8]) -> Result<(), BackendError> {
         let at = self

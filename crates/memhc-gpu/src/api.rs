@@ -40,6 +40,10 @@ pub trait PinnedAllocation: Send + Sync + fmt::Debug {
     /// Copies `dst.len()` bytes out from byte `offset`; a range outside the buffer is
     /// [`BackendError::InvalidArgument`].
     fn read(&self, offset: usize, dst: &mut [u8]) -> Result<(), BackendError>;
+
+    /// The whole buffer in place, for the host to fill or read (no queued copy uses it: the
+    /// contract below). Aligned for complex doubles (page-locked memory is page-aligned).
+    fn as_mut_slice(&mut self) -> Result<&mut [u8], BackendError>;
 }
 
 /// A GPU driver and its BLAS library, seen through the few calls memhc needs: memory, pinned

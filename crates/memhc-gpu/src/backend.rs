@@ -288,6 +288,53 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         Ok(GpuHostBuffer::new(self.api.host_alloc(bytes)?))
     }
 
+    /// One DMA from the page-locked buffer: no staging. The buffer keeps the copy's fence, so
+    /// the host cannot change or free it while the copy reads it.
+    fn copy_h2d_async(
+        &self,
+        stream: &GpuStream<D>,
+        src: &GpuHostBuffer<D>,
+        src_offset: usize,
+        dst: &GpuBuffer<D>,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<(), BackendError> {
+        dst.check_range(BackendOp::CopyH2D, dst_offset, len)?;
+        check_range(
+            BackendOp::CopyH2D,
+            "host buffer",
+            src.pinned().bytes(),
+            src_offset,
+            len,
+        )?;
+        if len == 0 {
+            return Ok(());
+        }
+        let mut pending = src.pending();
+        forget_completed(&mut pending)?;
+        self.timed(stream, WorkKind::CopyH2D, || {
+            self.api.copy_h2d_async(
+                stream.raw(),
+                src.pinned(),
+                src_offset,
+                dst.memory(),
+                dst_offset,
+                len,
+            )
+        })?;
+        match self.fence(stream) {
+            Ok(fence) => {
+                pending.push(fence);
+                Ok(())
+            }
+            Err(e) => {
+                // No fence: make sure the copy is over before the host may write the buffer.
+                stream.synchronize()?;
+                Err(e)
+            }
+        }
+    }
+
     fn copy_d2h_async(
         &self,
         stream: &GpuStream<D>,

@@ -88,12 +88,13 @@ impl<D: DeviceApi> DeviceMemory for GpuBuffer<D> {
     }
 }
 
-/// Page-locked host memory that asynchronous device-to-host copies write into (from
-/// [`Backend::alloc_host`](memhc_backend::Backend::alloc_host)).
+/// Page-locked host memory that asynchronous copies write into and read from (from
+/// [`Backend::alloc_host`](memhc_backend::Backend::alloc_host)): the destination of a read-back,
+/// or a host object the caller filled in place.
 ///
-/// The backend keeps a fence for every copy into it still pending, so [`HostMemory::read`]
-/// first waits for them: reading never races a copy, even if the caller did not synchronise.
-/// Dropping it waits for them too.
+/// The backend keeps a fence for every copy into it or out of it still pending, so
+/// [`HostMemory::read`] and [`HostMemory::as_mut_bytes`] first wait for them: the host never
+/// races a copy, even if the caller did not synchronise. Dropping it waits for them too.
 #[derive(Debug)]
 pub struct GpuHostBuffer<D: DeviceApi> {
     pinned: D::Pinned,
@@ -148,7 +149,14 @@ impl<D: DeviceApi> HostMemory for GpuHostBuffer<D> {
         self.pinned.bytes()
     }
 
-    /// Waits for the copies into this buffer that are still pending, then copies out.
+    /// Waits for the copies that use this buffer, then hands out its bytes.
+    fn as_mut_bytes(&mut self) -> Result<&mut [u8], BackendError> {
+        let pending = self.pending.get_mut().unwrap_or_else(|p| p.into_inner());
+        wait_all(pending)?;
+        self.pinned.as_mut_slice()
+    }
+
+    /// Waits for the copies that use this buffer that are still pending, then copies out.
     fn read(&self, offset: usize, dst: &mut [u8]) -> Result<(), BackendError> {
         check_range(
             BackendOp::CopyD2H,

@@ -27,6 +27,7 @@ use memhc_backend::gemm::{
     GeamShape, GemmItem, GemmShape, StridedBatch, validate_batched, validate_geam, validate_strided,
 };
 use memhc_backend::ledger::{Ledger, Reservation};
+use memhc_backend::zeroed::LazyZeroed;
 use memhc_backend::{
     Backend, DeviceMemory, HostMemory, Location, MemInfo, check_range, not_managed,
 };
@@ -52,15 +53,21 @@ impl DeviceMemory for NullBuffer {
     }
 }
 
-/// Host memory of the null backend: a size; it reads back zeros.
+/// Host memory of the null backend: a size. No copy moves data into it; it reads back zeros, or
+/// what the host wrote in place (its storage is made the first time the host asks for it).
 #[derive(Debug)]
 pub struct NullHostBuffer {
     bytes: usize,
+    storage: LazyZeroed,
 }
 
 impl HostMemory for NullHostBuffer {
     fn bytes(&self) -> usize {
         self.bytes
+    }
+
+    fn as_mut_bytes(&mut self) -> Result<&mut [u8], BackendError> {
+        self.storage.get_mut()
     }
 
     fn read(&self, offset: usize, dst: &mut [u8]) -> Result<(), BackendError> {
@@ -71,6 +78,7 @@ impl HostMemory for NullHostBuffer {
             offset,
             dst.len(),
         )?;
+        self.storage.read(offset, dst);
         Ok(())
     }
 }
@@ -200,7 +208,23 @@ impl Backend for NullBackend {
                 "zero-byte host allocation",
             ));
         }
-        Ok(NullHostBuffer { bytes })
+        Ok(NullHostBuffer {
+            bytes,
+            storage: LazyZeroed::new(bytes),
+        })
+    }
+
+    fn copy_h2d_async(
+        &self,
+        _: &(),
+        src: &NullHostBuffer,
+        src_offset: usize,
+        dst: &NullBuffer,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<(), BackendError> {
+        Self::check_range(BackendOp::CopyH2D, src.bytes(), src_offset, len)?;
+        Self::check_range(BackendOp::CopyH2D, dst.bytes(), dst_offset, len)
     }
 
     fn copy_d2h_async(

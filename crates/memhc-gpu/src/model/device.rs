@@ -7,6 +7,8 @@ use memhc_backend::{BackendError, BackendOp, MemInfo, check_range};
 
 use super::clock::{Clocks, Engine, ModelReport};
 use super::params::ModelParams;
+use memhc_backend::zeroed::LazyZeroed;
+
 use crate::api::{BatchedGemm, DeviceAllocation, DeviceApi, Geam, PinnedAllocation, StridedGemm};
 
 /// The clocks of a [`ModelDevice`], shared: kept by whoever wants the model's report after the
@@ -104,17 +106,24 @@ impl Drop for ModelMemory {
     }
 }
 
-/// Page-locked memory of the model: a size. Filling it or emptying it costs the host the
-/// staging rates of [`ModelParams`]; no byte moves.
+/// Page-locked memory of the model: a size. Filling it or emptying it through the backend's
+/// staging costs the host the staging rates of [`ModelParams`]; no copy moves a byte. The host
+/// may fill it in place (a node's values generated into it: host memory, made on first use,
+/// that costs no modelled time, as generating the values costs none).
 #[derive(Debug)]
 pub struct ModelPinned {
     bytes: usize,
     clock: ModelClock,
+    storage: LazyZeroed,
 }
 
 impl PinnedAllocation for ModelPinned {
     fn bytes(&self) -> usize {
         self.bytes
+    }
+
+    fn as_mut_slice(&mut self) -> Result<&mut [u8], BackendError> {
+        self.storage.get_mut()
     }
 
     fn write(&mut self, offset: usize, src: &[u8]) -> Result<(), BackendError> {
@@ -259,6 +268,7 @@ impl DeviceApi for ModelDevice {
         Ok(ModelPinned {
             bytes,
             clock: self.clock.clone(),
+            storage: LazyZeroed::new(bytes),
         })
     }
 

@@ -18,6 +18,36 @@ pub(crate) struct Cell {
     pub(super) pending: AtomicUsize,
 }
 
+/// Copies `len` bytes of `from` (from byte `src_offset`) into `to` (from byte `dst_offset`),
+/// a copy job's work: the two locks are taken in one global order (by address), so that two
+/// copies between the same two cells in opposite directions, on two streams, cannot deadlock.
+pub(super) fn copy_between(
+    op: BackendOp,
+    from: &Cell,
+    src_offset: usize,
+    to: &Cell,
+    dst_offset: usize,
+    len: usize,
+) -> Result<(), BackendError> {
+    let poisoned = || BackendError::Async {
+        op,
+        message: "buffer lock poisoned".into(),
+    };
+    let from_first = std::ptr::from_ref(from) < std::ptr::from_ref(to);
+    let (data, mut out) = if from_first {
+        let data = from.data.read().map_err(|_| poisoned())?;
+        (data, to.data.write().map_err(|_| poisoned())?)
+    } else {
+        let out = to.data.write().map_err(|_| poisoned())?;
+        (from.data.read().map_err(|_| poisoned())?, out)
+    };
+    let src_bytes: &[u8] = bytemuck::cast_slice(data.as_slice());
+    let dst_bytes: &mut [u8] = bytemuck::cast_slice_mut(out.as_mut_slice());
+    dst_bytes[dst_offset..dst_offset + len]
+        .copy_from_slice(&src_bytes[src_offset..src_offset + len]);
+    Ok(())
+}
+
 /// One allocation of the host backend.
 #[derive(Debug)]
 pub struct HostBuffer {
@@ -50,6 +80,37 @@ pub struct HostPinned {
 impl HostMemory for HostPinned {
     fn bytes(&self) -> usize {
         self.bytes
+    }
+
+    /// The bytes in place; a copy into or out of the buffer that has not completed is
+    /// reported as [`BackendError::BufferInUse`] (the caller forgot to synchronise).
+    fn as_mut_bytes(&mut self) -> Result<&mut [u8], BackendError> {
+        let bytes = self.bytes;
+        // A job that has run may still hold its reference for a moment after its count drops.
+        let mut spins = 0u32;
+        loop {
+            let pending = self.cell.pending.load(Ordering::Acquire);
+            if pending > 0 {
+                return Err(BackendError::BufferInUse {
+                    handle: self.handle,
+                    pending,
+                });
+            }
+            if Arc::get_mut(&mut self.cell).is_some() || spins >= 100_000 {
+                break;
+            }
+            spins += 1;
+            std::thread::yield_now();
+        }
+        let handle = self.handle;
+        let cell =
+            Arc::get_mut(&mut self.cell).ok_or(BackendError::BufferInUse { handle, pending: 1 })?;
+        let data = cell.data.get_mut().map_err(|_| BackendError::Async {
+            op: BackendOp::CopyD2H,
+            message: "host buffer lock poisoned".into(),
+        })?;
+        let all: &mut [u8] = bytemuck::cast_slice_mut(data.as_mut_slice());
+        Ok(&mut all[..bytes])
     }
 
     /// Reads the buffer; a copy into it that has not completed yet is reported as

@@ -46,6 +46,7 @@ use memhc_backend::{Backend, BackendError, BackendOp, ELEMENT_BYTES, Location, M
 use memhc_backend::{check_range, ledger::Ledger};
 
 pub use event::HostEvent;
+use memory::copy_between;
 pub use memory::{HostBuffer, HostPinned};
 pub use stream::HostStream;
 
@@ -376,6 +377,33 @@ impl Backend for HostBackend {
         })
     }
 
+    fn copy_h2d_async(
+        &self,
+        stream: &HostStream,
+        src: &HostPinned,
+        src_offset: usize,
+        dst: &HostBuffer,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<(), BackendError> {
+        check_range(
+            BackendOp::CopyH2D,
+            "host buffer",
+            src.bytes,
+            src_offset,
+            len,
+        )?;
+        check_copy_range(BackendOp::CopyH2D, dst, dst_offset, len)?;
+        if len == 0 {
+            return Ok(());
+        }
+        let (from, to) = (Arc::clone(&src.cell), Arc::clone(&dst.cell));
+        let cells = vec![Arc::clone(&from), Arc::clone(&to)];
+        self.submit(stream, WorkKind::CopyH2D, cells, move |_done| {
+            copy_between(BackendOp::CopyH2D, &from, src_offset, &to, dst_offset, len)
+        })
+    }
+
     fn copy_d2h_async(
         &self,
         stream: &HostStream,
@@ -399,17 +427,7 @@ impl Backend for HostBackend {
         let (from, to) = (Arc::clone(&src.cell), Arc::clone(&dst.cell));
         let cells = vec![Arc::clone(&from), Arc::clone(&to)];
         self.submit(stream, WorkKind::CopyD2H, cells, move |_done| {
-            let poisoned = || BackendError::Async {
-                op: BackendOp::CopyD2H,
-                message: "buffer lock poisoned".into(),
-            };
-            let data = from.data.read().map_err(|_| poisoned())?;
-            let mut out = to.data.write().map_err(|_| poisoned())?;
-            let src_bytes: &[u8] = bytemuck::cast_slice(data.as_slice());
-            let dst_bytes: &mut [u8] = bytemuck::cast_slice_mut(out.as_mut_slice());
-            dst_bytes[dst_offset..dst_offset + len]
-                .copy_from_slice(&src_bytes[src_offset..src_offset + len]);
-            Ok(())
+            copy_between(BackendOp::CopyD2H, &from, src_offset, &to, dst_offset, len)
         })
     }
 

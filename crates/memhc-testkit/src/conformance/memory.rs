@@ -153,3 +153,48 @@ pub fn copy_bounds_are_checked<B: Backend>(b: &B) -> Check {
     })?;
     free_all(b, [buf])
 }
+
+/// A host buffer filled in place ([`HostMemory::as_mut_bytes`]) is copied to the device by
+/// [`Backend::copy_h2d_async`], from any offset; once the copy has completed the host may
+/// overwrite the buffer without changing what the device holds; ranges outside either buffer
+/// are invalid arguments.
+pub fn copy_h2d_async_from_host_memory<B: Backend>(b: &B) -> Check {
+    let s = b.create_stream()?;
+    let mut rng = ChaCha8Rng::seed_from_u64(0x42d);
+    let n = 300;
+    let bytes = n * ELEMENT_BYTES;
+    let values = random_elements(&mut rng, n);
+    let mut host = b.alloc_host(bytes + 48)?;
+    {
+        let all = host.as_mut_bytes()?;
+        ensure(all.len() == bytes + 48, || {
+            format!("as_mut_bytes gave {} bytes of {}", all.len(), bytes + 48)
+        })?;
+        all[48..].copy_from_slice(memhc_backend::as_bytes(&values));
+    }
+    let dev = b.alloc(bytes + 16)?;
+    b.copy_h2d_async(&s, &host, 48, &dev, 16, bytes)?;
+    let done = b.create_event()?;
+    b.record_event(&done, &s)?;
+    b.event_synchronize(&done)?;
+    // The copy has completed: overwriting the host buffer changes nothing on the device.
+    host.as_mut_bytes()?.fill(0);
+    let mut got = vec![Complex64::new(0.0, 0.0); n];
+    b.copy_d2h(&s, &dev, 16, as_bytes_mut(&mut got))?;
+    ensure(got == values, || {
+        "the device does not hold what the host buffer held when the copy ran".into()
+    })?;
+    let refused =
+        |r: Result<(), BackendError>| matches!(r, Err(BackendError::InvalidArgument { .. }));
+    ensure(
+        refused(b.copy_h2d_async(&s, &host, 64, &dev, 0, bytes)),
+        || "an async upload past the end of the host buffer was accepted".into(),
+    )?;
+    ensure(
+        refused(b.copy_h2d_async(&s, &host, 0, &dev, 32, bytes)),
+        || "an async upload past the end of the device buffer was accepted".into(),
+    )?;
+    b.synchronize()?;
+    b.free(dev)?;
+    Ok(())
+}

@@ -108,6 +108,7 @@ pub fn run_all<B: Backend>(b: &B) -> Check {
     copy_round_trip(b)?;
     copy_bounds_are_checked(b)?;
     copy_d2h_async_round_trip(b)?;
+    copy_h2d_async_from_host_memory(b)?;
     gemm_batched_matches_reference(b)?;
     gemm_strided_matches_reference(b)?;
     gemm_beta_semantics(b)?;
@@ -133,6 +134,7 @@ macro_rules! backend_conformance_tests {
             copy_round_trip,
             copy_bounds_are_checked,
             copy_d2h_async_round_trip,
+            copy_h2d_async_from_host_memory,
             gemm_batched_matches_reference,
             gemm_strided_matches_reference,
             gemm_beta_semantics,

@@ -232,17 +232,31 @@ impl PinnedAllocation for FakePinned {
         self.bytes
     }
 
+    fn as_mut_slice(&mut self) -> Result<&mut [u8], BackendError> {
+        self.check_idle("handed out");
+        let bytes = self.bytes;
+        let data = Arc::get_mut(&mut self.data).ok_or_else(|| {
+            BackendError::invalid(BackendOp::CopyH2D, "a queued copy still holds the buffer")
+        })?;
+        let words = data.bytes.get_mut().unwrap_or_else(|p| p.into_inner());
+        Ok(&mut bytemuck::cast_slice_mut::<u64, u8>(words)[..bytes])
+    }
+
     fn write(&mut self, offset: usize, src: &[u8]) -> Result<(), BackendError> {
         check_range(BackendOp::CopyH2D, "staging", self.bytes, offset, src.len())?;
         self.check_idle("wrote");
-        lock(&self.data.bytes)[offset..offset + src.len()].copy_from_slice(src);
+        bytemuck::cast_slice_mut::<u64, u8>(&mut lock(&self.data.bytes))
+            [offset..offset + src.len()]
+            .copy_from_slice(src);
         Ok(())
     }
 
     fn read(&self, offset: usize, dst: &mut [u8]) -> Result<(), BackendError> {
         check_range(BackendOp::CopyD2H, "pinned", self.bytes, offset, dst.len())?;
         self.check_idle("read");
-        dst.copy_from_slice(&lock(&self.data.bytes)[offset..offset + dst.len()]);
+        dst.copy_from_slice(
+            &bytemuck::cast_slice::<u64, u8>(&lock(&self.data.bytes))[offset..offset + dst.len()],
+        );
         Ok(())
     }
 }
@@ -357,7 +371,7 @@ impl DeviceApi for Fake {
         Ok(FakePinned {
             device: Arc::clone(&self.0),
             data: Arc::new(PinnedData {
-                bytes: Mutex::new(vec![0x5a; bytes]),
+                bytes: Mutex::new(vec![0x5a5a_5a5a_5a5a_5a5a; bytes.div_ceil(8)]),
                 users: AtomicUsize::new(0),
             }),
             bytes,

@@ -15,7 +15,8 @@ use memhc_testkit::conformance::reference_gemm;
 use super::Stats;
 
 pub(super) struct PinnedData {
-    pub(super) bytes: Mutex<Vec<u8>>,
+    /// The bytes, as words: page-locked memory is aligned for complex doubles.
+    pub(super) bytes: Mutex<Vec<u64>>,
     /// Queued copies that still use the buffer.
     pub(super) users: AtomicUsize,
 }
@@ -182,7 +183,9 @@ impl State {
                 dst,
                 len,
             } => {
-                let bytes = lock(&src.bytes)[*src_offset..src_offset + len].to_vec();
+                let bytes = bytemuck::cast_slice::<u64, u8>(&lock(&src.bytes))
+                    [*src_offset..src_offset + len]
+                    .to_vec();
                 src.users.fetch_sub(1, Ordering::SeqCst);
                 self.write(*dst, &bytes)
             }
@@ -195,7 +198,9 @@ impl State {
                 let mut bytes = vec![0u8; *len];
                 let read = self.read(*src, &mut bytes);
                 if read.is_ok() {
-                    lock(&dst.bytes)[*dst_offset..dst_offset + len].copy_from_slice(&bytes);
+                    bytemuck::cast_slice_mut::<u64, u8>(&mut lock(&dst.bytes))
+                        [*dst_offset..dst_offset + len]
+                        .copy_from_slice(&bytes);
                 }
                 dst.users.fetch_sub(1, Ordering::SeqCst);
                 read
