@@ -1,4 +1,4 @@
-//! Host vectors kept for reuse.
+//! Host buffers kept for reuse: vectors, and the backend's host memory.
 //!
 //! Every value the runtime copies back from the device lands in a host vector, and every
 //! object it releases frees one. For large objects both are expensive on the host, not on the
@@ -17,56 +17,132 @@ use std::collections::HashMap;
 
 use num_complex::Complex64;
 
-/// Host vectors of released objects, by length, for reuse by copies back from the device.
-#[derive(Debug, Default)]
-pub(crate) struct HostPool {
-    by_len: HashMap<usize, Vec<Vec<Complex64>>>,
+use crate::backend::{Backend, BackendError, HostMemory};
+use crate::hazards::Hazards;
+use crate::host_copy::HostCopy;
+
+/// Host buffers of released objects, by size in bytes, for reuse by copies back from the
+/// device: vectors (`T = Vec<Complex64>`) or the backend's host memory (page-locked on a GPU,
+/// where a new allocation costs far more than a fault: it pins every page).
+#[derive(Debug)]
+pub(crate) struct HostPool<T> {
+    by_bytes: HashMap<usize, Vec<T>>,
     bytes: usize,
     cap: usize,
     floor: usize,
 }
 
-impl HostPool {
-    /// A pool that keeps at most `cap` bytes of vectors of at least `floor` bytes each.
+impl<T> HostPool<T> {
+    /// A pool that keeps at most `cap` bytes of buffers of at least `floor` bytes each.
     pub(crate) fn new(cap: usize, floor: usize) -> Self {
         HostPool {
+            by_bytes: HashMap::new(),
+            bytes: 0,
             cap,
             floor,
-            ..HostPool::default()
         }
     }
 
-    /// Keeps `v` for reuse if it is at least the floor and fits under the cap; drops it
-    /// otherwise.
-    pub(crate) fn put(&mut self, v: Vec<Complex64>) {
-        let bytes = std::mem::size_of_val(v.as_slice());
-        if v.is_empty() || bytes < self.floor || self.bytes + bytes > self.cap {
-            return;
+    /// Keeps `v`, of `bytes` bytes, for reuse if it is at least the floor and fits under the
+    /// cap; hands it back otherwise (for the caller to drop).
+    pub(crate) fn put(&mut self, v: T, bytes: usize) -> Option<T> {
+        if bytes == 0 || bytes < self.floor || self.bytes + bytes > self.cap {
+            return Some(v);
         }
         self.bytes += bytes;
-        self.by_len.entry(v.len()).or_default().push(v);
+        self.by_bytes.entry(bytes).or_default().push(v);
+        None
+    }
+
+    /// A kept buffer of `bytes` bytes (holding old values), if there is one.
+    pub(crate) fn take(&mut self, bytes: usize) -> Option<T> {
+        // Nothing kept (small objects, or a pool of zero bytes): no lookup.
+        if self.bytes == 0 {
+            return None;
+        }
+        let v = self.by_bytes.get_mut(&bytes).and_then(Vec::pop)?;
+        self.bytes -= bytes;
+        Some(v)
+    }
+
+    /// The bytes of the buffers held.
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+impl HostPool<Vec<Complex64>> {
+    /// Keeps `v` for reuse if it is at least the floor and fits under the cap; drops it
+    /// otherwise.
+    pub(crate) fn put_vec(&mut self, v: Vec<Complex64>) {
+        let bytes = std::mem::size_of_val(v.as_slice());
+        drop(self.put(v, bytes));
     }
 
     /// A vector of `len` elements for a copy to overwrite whole: a pooled one (holding old
     /// values), or a new one of zeros from zeroed pages.
-    pub(crate) fn take(&mut self, len: usize) -> Vec<Complex64> {
-        // Nothing kept (small objects, or a pool of zero bytes): no lookup.
-        let kept = match self.bytes {
-            0 => None,
-            _ => self.by_len.get_mut(&len).and_then(Vec::pop),
-        };
-        match kept {
-            Some(v) => {
-                self.bytes -= std::mem::size_of_val(v.as_slice());
-                v
-            }
-            None => bytemuck::zeroed_vec(len),
+    pub(crate) fn take_vec(&mut self, len: usize) -> Vec<Complex64> {
+        self.take(len * std::mem::size_of::<Complex64>())
+            .unwrap_or_else(|| bytemuck::zeroed_vec(len))
+    }
+}
+
+/// The runtime's two host pools: vectors, and the backend's host memory.
+pub(crate) struct HostPools<B: Backend> {
+    /// Vectors of released objects ([`Config::host_pool_bytes`](crate::Config::host_pool_bytes)).
+    pub vecs: HostPool<Vec<Complex64>>,
+    /// The backend's host memory of released objects
+    /// ([`Config::pinned_pool_bytes`](crate::Config::pinned_pool_bytes)), each with the work
+    /// that may still read it (a copy in from it, queued when its object was released): a
+    /// buffer is handed out again only once that work is done.
+    pinned: HostPool<(B::HostBuffer, Hazards<B>)>,
+}
+
+impl<B: Backend> HostPools<B> {
+    /// Pools as `config` sizes them.
+    pub(crate) fn new(config: &crate::Config) -> Self {
+        HostPools {
+            vecs: HostPool::new(config.host_pool_bytes, config.host_pool_min_bytes),
+            pinned: HostPool::new(config.pinned_pool_bytes, 0),
         }
     }
 
-    /// The bytes of the vectors held.
+    /// Keeps a released object's host copy for reuse, or drops it; `uses` is the work that may
+    /// still read it.
+    pub(crate) fn put(&mut self, host: HostCopy<B>, uses: Hazards<B>) {
+        match host.into_parts() {
+            Ok(v) => self.vecs.put_vec(v),
+            Err(buffer) => self.put_buffer(buffer, uses),
+        }
+    }
+
+    /// Keeps the backend's host memory for reuse, or drops it (dropping waits for the copies
+    /// that use it); `uses` is the work that may still read it.
+    pub(crate) fn put_buffer(&mut self, buffer: B::HostBuffer, uses: Hazards<B>) {
+        let bytes = buffer.bytes();
+        drop(self.pinned.put((buffer, uses), bytes));
+    }
+
+    /// Host memory of `bytes` bytes for a copy to overwrite: a kept buffer, once the work
+    /// that may read it is done, or a new one from `backend`.
+    pub(crate) fn take_buffer<D: Backend<Stream = B::Stream, Event = B::Event>>(
+        &mut self,
+        bytes: usize,
+        backend: &D,
+        alloc: impl FnOnce(usize) -> Result<B::HostBuffer, BackendError>,
+    ) -> Result<B::HostBuffer, BackendError> {
+        match self.pinned.take(bytes) {
+            Some((buffer, uses)) => {
+                uses.settle(backend)?;
+                Ok(buffer)
+            }
+            None => alloc(bytes),
+        }
+    }
+
+    /// Bytes held in both.
     pub(crate) fn bytes(&self) -> usize {
-        self.bytes
+        self.vecs.bytes() + self.pinned.bytes()
     }
 }
 
@@ -82,36 +158,36 @@ mod tests {
 
     #[test]
     fn a_kept_vector_serves_the_next_request_of_its_length() {
-        let mut p = HostPool::new(1000 * ELEM, 0);
+        let mut p = HostPool::<Vec<Complex64>>::new(1000 * ELEM, 0);
         let v = filled(100, 3.0);
         let at = v.as_ptr();
-        p.put(v);
+        p.put_vec(v);
         assert_eq!(p.bytes(), 100 * ELEM);
-        let other = p.take(99);
+        let other = p.take_vec(99);
         assert_eq!(other.len(), 99);
         assert!(
             other.iter().all(|z| *z == Complex64::new(0.0, 0.0)),
             "a new one is zeros"
         );
-        let again = p.take(100);
+        let again = p.take_vec(100);
         assert_eq!(again.as_ptr(), at, "the same allocation comes back");
         assert_eq!(p.bytes(), 0);
-        assert_eq!(p.take(100).len(), 100, "then new ones");
+        assert_eq!(p.take_vec(100).len(), 100, "then new ones");
     }
 
     #[test]
     fn the_cap_and_the_floor_bound_what_is_kept() {
-        let mut p = HostPool::new(250 * ELEM, 50 * ELEM);
-        p.put(filled(49, 1.0)); // below the floor
+        let mut p = HostPool::<Vec<Complex64>>::new(250 * ELEM, 50 * ELEM);
+        p.put_vec(filled(49, 1.0)); // below the floor
         assert_eq!(p.bytes(), 0);
-        p.put(filled(100, 1.0));
-        p.put(filled(100, 2.0));
-        p.put(filled(100, 3.0)); // over the cap
+        p.put_vec(filled(100, 1.0));
+        p.put_vec(filled(100, 2.0));
+        p.put_vec(filled(100, 3.0)); // over the cap
         assert_eq!(p.bytes(), 200 * ELEM);
-        p.put(Vec::new());
+        p.put_vec(Vec::new());
         assert_eq!(p.bytes(), 200 * ELEM);
-        let mut off = HostPool::new(0, 0);
-        off.put(filled(10, 1.0));
+        let mut off = HostPool::<Vec<Complex64>>::new(0, 0);
+        off.put_vec(filled(10, 1.0));
         assert_eq!(off.bytes(), 0, "a cap of zero keeps nothing");
     }
 }

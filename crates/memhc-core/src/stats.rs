@@ -61,6 +61,10 @@ pub struct Stats {
     /// Prefetch on: write-backs issued asynchronously on the copy stream (part of
     /// `writebacks`).
     pub async_writebacks: u64,
+    /// Early read-back on ([`Config::early_read_back`](crate::Config::early_read_back)):
+    /// results copied back on the read-back stream right after their last writer (part of
+    /// `d2h_bytes`; not evictions).
+    pub early_read_backs: u64,
     /// Bytes copied host to device.
     pub h2d_bytes: u64,
     /// Bytes copied device to host.

@@ -223,6 +223,10 @@ fn config() -> impl Strategy<Value = Config> {
                     // Nor may recycled host vectors (a failed copy back drops its vector).
                     host_pool_bytes: if streams == 2 { 0 } else { 1 << 20 },
                     host_pool_min_bytes: 0,
+                    // Nor copies back into the backend's host memory, nor early read-backs.
+                    pinned_results: extra % 3 == 1,
+                    pinned_pool_bytes: 1 << 20,
+                    early_read_back: extra % 4 >= 2,
                 }
             },
         )

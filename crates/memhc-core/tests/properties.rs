@@ -33,6 +33,13 @@ fn check_with(
     let budget = config.budget.unwrap_or(0);
     for action in actions.iter().filter(|a| creates(a)) {
         match action {
+            // Every other host-backed object lives in the backend's host memory, filled in
+            // place: copied in without staging, it must behave as a vector does.
+            Action::Register(id, layout, data) if id.index() % 2 == 1 => {
+                let mut host = rt.alloc_host(*layout).unwrap();
+                host.as_mut_slice().unwrap().copy_from_slice(data);
+                prop_assert_eq!(rt.register_host(host, *layout).unwrap(), *id)
+            }
             Action::Register(id, layout, data) => {
                 prop_assert_eq!(rt.register(data.clone(), *layout).unwrap(), *id)
             }
@@ -41,6 +48,13 @@ fn check_with(
         }
     }
     rt.set_future(uses).unwrap();
+    // What the program reads is announced: with early read-back on, it is copied back as soon
+    // as its last writer is queued.
+    for action in actions {
+        if let Action::Read(id, _) = action {
+            rt.expect_read(*id).unwrap();
+        }
+    }
     for (i, action) in actions.iter().enumerate().filter(|(_, a)| !creates(a)) {
         match action {
             Action::Multiply {
@@ -170,6 +184,7 @@ fn programs_exercise_eviction_and_write_back() {
     let (mut launches, mut evictions, mut writebacks, mut hits) = (0, 0, 0, 0);
     let (mut handovers, mut arena, mut restarts, mut slack) = (0, 0, 0, 0);
     let (mut prefetches, mut prefetch_hits, mut async_writebacks) = (0, 0, 0);
+    let mut early_read_backs = 0;
     for _ in 0..80 {
         let config = config().new_tree(&mut runner).unwrap().current();
         let steps = program(80).new_tree(&mut runner).unwrap().current();
@@ -199,7 +214,12 @@ fn programs_exercise_eviction_and_write_back() {
         prefetches += s.prefetches;
         prefetch_hits += s.prefetch_hits;
         async_writebacks += s.async_writebacks;
+        early_read_backs += s.early_read_backs;
     }
+    assert!(
+        early_read_backs > 10,
+        "only {early_read_backs} early read-backs"
+    );
     assert!(
         prefetches > 50 && prefetch_hits > 30 && async_writebacks > 10,
         "{prefetches} prefetches, {prefetch_hits} prefetch hits, {async_writebacks} asynchronous \
@@ -239,6 +259,11 @@ proptest! {
             }
         }
         null.set_future(&uses).unwrap();
+        for action in &actions {
+            if let Action::Read(id, _) = action {
+                null.expect_read(*id).unwrap();
+            }
+        }
         for action in actions.iter().filter(|a| !creates(a)) {
             // Outcomes must match the host run's (values aside: the null backend has none).
             let _ = match action {

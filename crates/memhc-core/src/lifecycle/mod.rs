@@ -76,8 +76,6 @@
 //!   any device copy is dropped.
 //! * `Released`: [`Runtime::release`](crate::Runtime::release); the object is gone.
 
-use num_complex::Complex64;
-
 mod table;
 
 pub use table::{IllegalTransition, Transition, TransitionLog};
@@ -85,6 +83,7 @@ pub use table::{IllegalTransition, Transition, TransitionLog};
 use crate::backend::Backend;
 use crate::device_copy::{DeviceCopy, WriteBack};
 use crate::error::Error;
+use crate::host_copy::HostCopy;
 use crate::object::State;
 
 /// An object's state with what it implies: the host copy lives inside the states where it is
@@ -96,9 +95,9 @@ pub(crate) enum Lifecycle<B: Backend> {
     #[default]
     Empty,
     /// Only the host copy is valid; not resident.
-    HostValid(Vec<Complex64>),
+    HostValid(HostCopy<B>),
     /// Resident, and the host copy holds the device copy's values.
-    Consistent(Vec<Complex64>, DeviceCopy<B>),
+    Consistent(HostCopy<B>, DeviceCopy<B>),
     /// Resident, and the device copy is the only valid one.
     DeviceDirty(DeviceCopy<B>),
     /// Not resident; an asynchronous write-back is bringing the value to the host.
@@ -154,7 +153,7 @@ impl<I> From<Refused<I>> for Error {
 
 impl<B: Backend> Lifecycle<B> {
     /// `Registered`: a host-backed object holding `host`.
-    pub(crate) fn registered(host: Vec<Complex64>, log: &mut TransitionLog) -> Self {
+    pub(crate) fn registered(host: HostCopy<B>, log: &mut TransitionLog) -> Self {
         log.record_taken(None, Transition::Registered, Some(State::HostValid));
         Lifecycle::HostValid(host)
     }
@@ -177,7 +176,16 @@ impl<B: Backend> Lifecycle<B> {
     }
 
     /// The host copy, in the states where it is valid.
-    pub(crate) fn host(&self) -> Option<&[Complex64]> {
+    pub(crate) fn host(&self) -> Option<&HostCopy<B>> {
+        match self {
+            Lifecycle::HostValid(h) | Lifecycle::Consistent(h, _) => Some(h),
+            Lifecycle::Empty | Lifecycle::DeviceDirty(_) | Lifecycle::WritingBack(_) => None,
+        }
+    }
+
+    /// The host copy, in the states where it is valid, to read or change in place (a change
+    /// is the caller's to keep consistent with the state).
+    pub(crate) fn host_mut(&mut self) -> Option<&mut HostCopy<B>> {
         match self {
             Lifecycle::HostValid(h) | Lifecycle::Consistent(h, _) => Some(h),
             Lifecycle::Empty | Lifecycle::DeviceDirty(_) | Lifecycle::WritingBack(_) => None,
@@ -304,12 +312,29 @@ impl<B: Backend> Lifecycle<B> {
     /// host copy. Hands back the write-back, whose host memory is no longer needed.
     pub(crate) fn write_back_landed(
         &mut self,
-        host: Vec<Complex64>,
+        host: HostCopy<B>,
         log: &mut TransitionLog,
-    ) -> Result<WriteBack<B>, Refused<Vec<Complex64>>> {
+    ) -> Result<WriteBack<B>, Refused<HostCopy<B>>> {
         self.step(Transition::WriteBackLanded, log, host, |s, h| match s {
             Lifecycle::WritingBack(w) => Step::Next(Lifecycle::HostValid(h), w),
             other => Step::Unchanged(other, h),
+        })
+    }
+
+    /// `WriteBackLanded` (from `WritingBack`), keeping the write-back's host memory, which
+    /// holds `elems` elements, as the host copy (no copy out of it).
+    pub(crate) fn write_back_kept(
+        &mut self,
+        elems: usize,
+        log: &mut TransitionLog,
+    ) -> Result<(), Refused<()>> {
+        self.step(Transition::WriteBackLanded, log, (), |s, ()| match s {
+            // (Too small to hold the object, it would be refused; it was allocated for it.)
+            Lifecycle::WritingBack(w) if HostCopy::<B>::fits(&w.buffer, elems) => Step::Next(
+                Lifecycle::HostValid(HostCopy::in_buffer(w.buffer, elems)),
+                (),
+            ),
+            other => Step::Unchanged(other, ()),
         })
     }
 
@@ -321,7 +346,7 @@ impl<B: Backend> Lifecycle<B> {
         &mut self,
         fresh: Option<DeviceCopy<B>>,
         log: &mut TransitionLog,
-    ) -> Result<Option<Vec<Complex64>>, Refused<Option<DeviceCopy<B>>>> {
+    ) -> Result<Option<HostCopy<B>>, Refused<Option<DeviceCopy<B>>>> {
         self.step(Transition::WrittenOnDevice, log, fresh, |s, fresh| {
             match (s, fresh) {
                 (Lifecycle::HostValid(h), Some(d)) => {
@@ -341,18 +366,18 @@ impl<B: Backend> Lifecycle<B> {
     /// (on-demand sync, or the eager copy back after a launch); the object stays resident.
     pub(crate) fn synced(
         &mut self,
-        host: Vec<Complex64>,
+        host: HostCopy<B>,
         log: &mut TransitionLog,
-    ) -> Result<(), Refused<Vec<Complex64>>> {
+    ) -> Result<(), Refused<HostCopy<B>>> {
         self.device_read(Transition::Synced, host, log)
     }
 
     /// `WrittenBack` (from `DeviceDirty`): as `Synced`, forced by eviction; `Evicted` follows.
     pub(crate) fn written_back(
         &mut self,
-        host: Vec<Complex64>,
+        host: HostCopy<B>,
         log: &mut TransitionLog,
-    ) -> Result<(), Refused<Vec<Complex64>>> {
+    ) -> Result<(), Refused<HostCopy<B>>> {
         self.device_read(Transition::WrittenBack, host, log)
     }
 
@@ -360,9 +385,9 @@ impl<B: Backend> Lifecycle<B> {
     fn device_read(
         &mut self,
         t: Transition,
-        host: Vec<Complex64>,
+        host: HostCopy<B>,
         log: &mut TransitionLog,
-    ) -> Result<(), Refused<Vec<Complex64>>> {
+    ) -> Result<(), Refused<HostCopy<B>>> {
         self.step(t, log, host, |s, h| match s {
             Lifecycle::DeviceDirty(d) => Step::Next(Lifecycle::Consistent(h, d), ()),
             other => Step::Unchanged(other, h),
@@ -404,9 +429,9 @@ impl<B: Backend> Lifecycle<B> {
     /// (`Empty`). Hands back the device copy, which the launch may have half written.
     pub(crate) fn rolled_back(
         &mut self,
-        previous: Option<Vec<Complex64>>,
+        previous: Option<HostCopy<B>>,
         log: &mut TransitionLog,
-    ) -> Result<DeviceCopy<B>, Refused<Option<Vec<Complex64>>>> {
+    ) -> Result<DeviceCopy<B>, Refused<Option<HostCopy<B>>>> {
         self.step(Transition::RolledBack, log, previous, |s, p| match s {
             Lifecycle::DeviceDirty(d) => {
                 Step::Next(p.map_or(Lifecycle::Empty, Lifecycle::HostValid), d)
@@ -419,9 +444,9 @@ impl<B: Backend> Lifecycle<B> {
     /// held on the device side (a device copy, now stale, or a write-back in flight).
     pub(crate) fn host_written(
         &mut self,
-        host: Vec<Complex64>,
+        host: HostCopy<B>,
         log: &mut TransitionLog,
-    ) -> Result<Left<B>, Refused<Vec<Complex64>>> {
+    ) -> Result<Left<B>, Refused<HostCopy<B>>> {
         self.step(Transition::HostWritten, log, host, |s, h| {
             Step::Next(Lifecycle::HostValid(h), s.into_left().1)
         })
@@ -429,13 +454,13 @@ impl<B: Backend> Lifecycle<B> {
 
     /// `Released`: the object is gone. Hands back its host copy, if it held one, and what it
     /// held on the device side.
-    pub(crate) fn released(self, log: &mut TransitionLog) -> (Option<Vec<Complex64>>, Left<B>) {
+    pub(crate) fn released(self, log: &mut TransitionLog) -> (Option<HostCopy<B>>, Left<B>) {
         log.record_taken(Some(self.kind()), Transition::Released, None);
         self.into_left()
     }
 
     /// Takes the state apart: the host copy and the device side.
-    fn into_left(self) -> (Option<Vec<Complex64>>, Left<B>) {
+    fn into_left(self) -> (Option<HostCopy<B>>, Left<B>) {
         match self {
             Lifecycle::Empty => (None, Left::Nothing),
             Lifecycle::HostValid(h) => (Some(h), Left::Nothing),
@@ -450,6 +475,7 @@ impl<B: Backend> Lifecycle<B> {
 mod tests {
     use super::table::SLOTS;
     use super::*;
+    use num_complex::Complex64;
 
     /// An object in state `s`, with a distinct host copy where the state holds one.
     type B = memhc_host::NullBackend;
@@ -480,7 +506,7 @@ mod tests {
     }
 
     fn in_state(s: State) -> L {
-        let host = vec![Complex64::new(1.0, 2.0); 3];
+        let host = vec![Complex64::new(1.0, 2.0); 3].into();
         match s {
             State::Empty => Lifecycle::Empty,
             State::HostValid => Lifecycle::HostValid(host),
@@ -506,7 +532,7 @@ mod tests {
         previous: bool,
         log: &mut TransitionLog,
     ) -> Option<Result<Option<State>, IllegalTransition>> {
-        let data = || vec![Complex64::new(-1.0, 0.5); 3];
+        let data = || HostCopy::from(vec![Complex64::new(-1.0, 0.5); 3]);
         let r: Result<(), IllegalTransition> = match t {
             Transition::Registered | Transition::Created => return None,
             Transition::CopiedIn => l.copied_in(device(), log).map_err(Into::into),
@@ -549,7 +575,10 @@ mod tests {
                 for previous in [false, true] {
                     let mut log = TransitionLog::default();
                     let mut l = in_state(from);
-                    let before_host = l.host().map(<[Complex64]>::to_vec);
+                    let before_host = l
+                        .host()
+                        .and_then(HostCopy::as_slice)
+                        .map(<[Complex64]>::to_vec);
                     let Some(r) = apply(&mut l, t, previous, &mut log) else {
                         assert!(!t.is_legal_from(Some(from)), "{t:?} from {from:?}");
                         continue;
@@ -570,7 +599,12 @@ mod tests {
                             assert_eq!(e.transition, t);
                             // Refused: the object is exactly as it was.
                             assert_eq!(l.kind(), from);
-                            assert_eq!(l.host().map(<[Complex64]>::to_vec), before_host);
+                            assert_eq!(
+                                l.host()
+                                    .and_then(HostCopy::as_slice)
+                                    .map(<[Complex64]>::to_vec),
+                                before_host
+                            );
                             assert_eq!(log.taken().count(), 0);
                             assert_eq!(log.refused().collect::<Vec<_>>(), vec![(Some(from), t, 1)]);
                         }
@@ -651,11 +685,12 @@ mod tests {
     #[test]
     fn written_on_device_hands_back_the_stale_host_copy() {
         let mut log = TransitionLog::default();
-        let mut l = L::registered(vec![Complex64::new(3.0, 0.0)], &mut log);
+        let mut l = L::registered(vec![Complex64::new(3.0, 0.0)].into(), &mut log);
         l.copied_in(device(), &mut log).unwrap();
         let previous = l.written_on_device(None, &mut log).unwrap();
-        assert_eq!(previous, Some(vec![Complex64::new(3.0, 0.0)]));
-        assert_eq!(l.host(), None);
+        let kept = previous.as_ref().and_then(HostCopy::as_slice);
+        assert_eq!(kept, Some([Complex64::new(3.0, 0.0)].as_slice()));
+        assert!(l.host().is_none());
         assert!(l.is_resident());
         let undone = l.rolled_back(previous, &mut log).unwrap();
         assert_eq!(
@@ -663,10 +698,17 @@ mod tests {
             48,
             "the device copy comes back to be disposed of"
         );
-        assert_eq!(l.host(), Some([Complex64::new(3.0, 0.0)].as_slice()));
+        assert_eq!(
+            l.host().and_then(HostCopy::as_slice),
+            Some([Complex64::new(3.0, 0.0)].as_slice())
+        );
         assert!(!l.is_resident());
         let mut g = L::created(&mut log);
-        assert_eq!(g.written_on_device(Some(device()), &mut log).unwrap(), None);
+        assert!(
+            g.written_on_device(Some(device()), &mut log)
+                .unwrap()
+                .is_none()
+        );
         g.rolled_back(None, &mut log).unwrap();
         assert_eq!(g.kind(), State::Empty);
         assert_eq!(log.count(Transition::RolledBack), 2);

@@ -11,27 +11,38 @@ use crate::device_copy::DeviceCopy;
 use crate::error::{Error, Result};
 use crate::events::EventKind;
 use crate::hazards::Tagged;
+use crate::host_copy::HostCopy;
+use crate::lookahead::NEVER;
 use crate::object::{Access, ObjectId, State};
 use crate::policy::IdSet;
 
 /// How to undo what a launch did to an object it writes, if the launch fails.
-pub(super) struct Undo {
+pub(super) struct Undo<B: Backend> {
     id: ObjectId,
-    host: Option<Vec<num_complex::Complex64>>,
+    host: Option<HostCopy<B>>,
     /// Whether the object was resident before the launch (a hit).
     was_resident: bool,
 }
 
 /// The lists a launch builds, kept by the runtime between launches so that their memory is
 /// reused (all are empty outside a launch).
-#[derive(Default)]
-pub(super) struct Scratch {
+pub(super) struct Scratch<B: Backend> {
     /// How to undo the launch's writes.
-    undo: Vec<Undo>,
+    undo: Vec<Undo<B>>,
     /// The objects acquired, and whether the launch writes each.
     acquired: Vec<(ObjectId, bool)>,
     /// Prefetch on: the uses to prefetch after the launch.
     pub prefetch: Vec<(u64, ObjectId)>,
+}
+
+impl<B: Backend> Default for Scratch<B> {
+    fn default() -> Self {
+        Scratch {
+            undo: Vec::new(),
+            acquired: Vec::new(),
+            prefetch: Vec::new(),
+        }
+    }
 }
 
 impl<B: Backend> Runtime<B> {
@@ -139,7 +150,7 @@ impl<B: Backend> Runtime<B> {
         &mut self,
         stream: usize,
         accesses: &[Access],
-        undo: &mut Vec<Undo>,
+        undo: &mut Vec<Undo<B>>,
         acquired: &mut Vec<(ObjectId, bool)>,
     ) -> Result<()> {
         for a in accesses {
@@ -165,7 +176,7 @@ impl<B: Backend> Runtime<B> {
     fn make_way(
         &mut self,
         stream: usize,
-        undo: &mut Vec<Undo>,
+        undo: &mut Vec<Undo<B>>,
         acquired: &mut Vec<(ObjectId, bool)>,
     ) -> Result<()> {
         // The copies in queued so far must finish before their blocks move on.
@@ -196,7 +207,7 @@ impl<B: Backend> Runtime<B> {
         &mut self,
         stream: usize,
         access: Access,
-    ) -> Result<(bool, Option<Option<Vec<num_complex::Complex64>>>)> {
+    ) -> Result<(bool, Option<Option<HostCopy<B>>>)> {
         let id = access.object;
         self.note_use(id)?;
         let (read, write) = (access.mode.reads(), access.mode.writes());
@@ -267,7 +278,7 @@ impl<B: Backend> Runtime<B> {
         id: ObjectId,
         write: bool,
         fresh: Option<DeviceCopy<B>>,
-    ) -> Result<Option<Option<Vec<num_complex::Complex64>>>> {
+    ) -> Result<Option<Option<HostCopy<B>>>> {
         if !write {
             return Ok(None);
         }
@@ -392,20 +403,34 @@ impl<B: Backend> Runtime<B> {
         Ok(())
     }
 
-    /// After a successful launch: eager write-back when on-demand sync is off.
+    /// After a successful launch: eager write-back when on-demand sync is off; else, with
+    /// early read-back on, the read-back of each result it wrote for the last time.
     fn after_success(&mut self, stream: usize, accesses: &[Access]) -> Result<()> {
-        if self.config.on_demand_sync {
+        if !self.config.on_demand_sync {
+            for a in accesses.iter().filter(|a| a.mode.writes()) {
+                self.sync_to_host(a.object, stream)?;
+            }
             return Ok(());
         }
+        let Some(copy) = self.read_back_stream() else {
+            return Ok(());
+        };
         for a in accesses.iter().filter(|a| a.mode.writes()) {
-            self.sync_to_host(a.object, stream)?;
+            let done = self
+                .objects
+                .find(a.object)
+                .is_some_and(|e| e.read_expected && e.life.kind() == State::DeviceDirty)
+                && self.lookahead.next_use(a.object) == NEVER;
+            if done {
+                self.read_back_early(a.object, copy)?;
+            }
         }
         Ok(())
     }
 
     /// After a failed launch: objects it was writing lose their device copy and go back to
     /// their previous host value, or to no value.
-    fn after_failure(&mut self, undo: &mut Vec<Undo>) -> Result<()> {
+    fn after_failure(&mut self, undo: &mut Vec<Undo<B>>) -> Result<()> {
         let mut first = Ok(());
         for u in undo.drain(..) {
             let Ok((life, log)) = self.life_mut(u.id) else {

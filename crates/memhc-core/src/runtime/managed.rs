@@ -19,7 +19,7 @@
 use num_complex::Complex64;
 
 use super::Runtime;
-use crate::backend::{Backend, Location, as_bytes, as_bytes_mut};
+use crate::backend::{Backend, HostMemory, Location, as_bytes, as_bytes_mut};
 use crate::block::Block;
 use crate::device_copy::DeviceCopy;
 use crate::error::{BackendError, Error, Result};
@@ -75,7 +75,16 @@ impl<B: Backend> Runtime<B> {
             .ok_or(Error::Uninitialized(id))?;
         let buffer = whole(id, r)?;
         r.hazards.settle(&self.backend)?;
-        self.backend.managed_write(buffer, 0, as_bytes(host))?;
+        match (host.as_slice(), host.host_buffer()) {
+            (Some(values), _) => self.backend.managed_write(buffer, 0, as_bytes(values))?,
+            // Host memory of the backend: read through it (the copies into it are done).
+            (None, Some((src, elems))) => {
+                let mut values = vec![Complex64::new(0.0, 0.0); elems];
+                src.read(0, as_bytes_mut(&mut values))?;
+                self.backend.managed_write(buffer, 0, as_bytes(&values))?;
+            }
+            (None, None) => return Err(Error::Uninitialized(id)),
+        }
         if read_only {
             self.backend.advise_read_mostly(buffer)?;
         }

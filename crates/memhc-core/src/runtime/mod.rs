@@ -55,7 +55,9 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::events::{EventKind, EventLog, Events};
 use crate::free_pool::FreePool;
-use crate::host_pool::HostPool;
+use crate::hazards::Hazards;
+use crate::host_copy::HostCopy;
+use crate::host_pool::HostPools;
 use crate::lifecycle::{Left, Lifecycle, TransitionLog};
 use crate::lookahead::Lookahead;
 use crate::object::{Layout, ObjectId, ObjectKind, State};
@@ -87,6 +89,7 @@ struct CacheCounters {
     prefetch_wasted: u64,
     prefetch_bytes: u64,
     async_writebacks: u64,
+    early_read_backs: u64,
 }
 
 /// The MemHC runtime on backend `B`. See the [module documentation](self).
@@ -99,7 +102,8 @@ struct CacheCounters {
 /// (`counters`, `events`).
 pub struct Runtime<B: Backend> {
     backend: Instrumented<B>,
-    /// The launch streams, then (prefetch on) the copy stream.
+    /// The launch streams, then (prefetch on) the copy stream, then (early read-back on) the
+    /// read-back stream.
     streams: Vec<B::Stream>,
     config: Config,
     objects: Objects<B>,
@@ -110,14 +114,14 @@ pub struct Runtime<B: Backend> {
     pinned: Vec<ObjectId>,
     counters: CacheCounters,
     /// Lists launches and prefetches reuse.
-    scratch: Scratch,
+    scratch: Scratch<B>,
     /// Prefetch on: the announced future and how far the run has come.
     lookahead: Lookahead,
     /// The event log's recorder ([`Config::events`]), or nothing.
     events: Events,
-    /// Host vectors of released objects, for copies back to land in
-    /// ([`Config::host_pool_bytes`]).
-    host_pool: HostPool,
+    /// Host vectors and host memory of released objects, for copies back to land in
+    /// ([`Config::host_pool_bytes`], [`Config::pinned_pool_bytes`]).
+    host_pool: HostPools<B>,
 }
 
 impl<B: Backend> std::fmt::Debug for Runtime<B> {
@@ -150,8 +154,10 @@ impl<B: Backend> Runtime<B> {
             Some(b) => b,
             None => backend.mem_info()?.free,
         };
-        // Prefetch on: one more stream, for copies.
-        let count = config.streams + usize::from(config.prefetch.is_some());
+        // Prefetch on: one more stream, for copies; early read-back on: one for read-backs.
+        let count = config.streams
+            + usize::from(config.prefetch.is_some())
+            + usize::from(config.early_read_back);
         let streams = (0..count)
             .map(|_| backend.create_stream())
             .collect::<std::result::Result<Vec<_>, _>>()?;
@@ -192,7 +198,7 @@ impl<B: Backend> Runtime<B> {
             scratch: Scratch::default(),
             lookahead: Lookahead::default(),
             events,
-            host_pool: HostPool::new(config.host_pool_bytes, config.host_pool_min_bytes),
+            host_pool: HostPools::new(&config),
             config,
         })
     }
@@ -246,6 +252,30 @@ impl<B: Backend> Runtime<B> {
 
     /// Registers host data as a host-backed object of `layout` (components back to back).
     pub fn register(&mut self, data: Vec<Complex64>, layout: Layout) -> Result<ObjectId> {
+        self.register_host(data.into(), layout)
+    }
+
+    /// Host memory of the backend for the values of an object of `layout`
+    /// ([`Backend::alloc_host`]: page-locked on a GPU), for the caller to fill in place
+    /// ([`HostCopy::as_mut_slice`]) and register ([`Runtime::register_host`]): the object is
+    /// then copied to the device in one DMA, with no staging copy and no page fault. Memory
+    /// that released objects held is reused ([`Config::pinned_pool_bytes`]); what it holds
+    /// before the caller writes it is unspecified.
+    pub fn alloc_host(&mut self, layout: Layout) -> Result<HostCopy<B>> {
+        let bytes = layout.bytes();
+        if bytes == 0 {
+            return Ok(Vec::new().into());
+        }
+        let backend = &self.backend;
+        let buffer = self
+            .host_pool
+            .take_buffer(bytes, backend, |n| backend.alloc_host(n))?;
+        HostCopy::pinned(buffer, layout.elems())
+    }
+
+    /// Registers a host copy (a vector, or host memory from [`Runtime::alloc_host`]) as a
+    /// host-backed object of `layout` (components back to back).
+    pub fn register_host(&mut self, data: HostCopy<B>, layout: Layout) -> Result<ObjectId> {
         check_len(self.objects.next_id(), &layout, data.len())?;
         Ok(
             self.make(EventKind::Register, ObjectKind::HostBacked, layout, |log| {
@@ -340,7 +370,8 @@ impl<B: Backend> Runtime<B> {
         for id in ids {
             if let Some(e) = self.objects.find(*id) {
                 // The allocator writes there when a released object's copy is freed.
-                let first = e.life.host().and_then(<[Complex64]>::first);
+                let first = e.life.host().and_then(HostCopy::as_slice);
+                let first = first.and_then(<[Complex64]>::first);
                 seen += first.map_or(0, |c| usize::from(c.re == 0.0));
                 seen += usize::from(e.life.is_resident());
             }
@@ -358,7 +389,7 @@ impl<B: Backend> Runtime<B> {
             return Err(Error::UnknownObject(bad));
         }
         self.policy.set_future(accesses);
-        if self.config.prefetch.is_some() {
+        if self.config.prefetch.is_some() || self.config.early_read_back {
             self.lookahead.set(accesses);
         }
         Ok(())
@@ -374,7 +405,21 @@ impl<B: Backend> Runtime<B> {
             State::HostValid | State::Consistent => {}
         }
         self.note_object(EventKind::HostRead, id, None);
-        self.entry(id)?.life.host().ok_or(Error::Uninitialized(id))
+        // (A copy in from host memory may still be reading it: the backend waits for it.)
+        let (life, _) = self.life_mut(id)?;
+        let host = life.host_mut().ok_or(Error::Uninitialized(id))?;
+        Ok(host.as_mut_slice()?)
+    }
+
+    /// Announces that the caller will read `id` (a result) once the launches writing it are
+    /// queued: with [`Config::early_read_back`] on, it is copied back as soon as the last of
+    /// them is (see [`Runtime::set_future`]). Changes nothing otherwise.
+    pub fn expect_read(&mut self, id: ObjectId) -> Result<()> {
+        self.objects
+            .find_mut(id)
+            .ok_or(Error::UnknownObject(id))?
+            .read_expected = true;
+        Ok(())
     }
 
     /// The host values of an object, handed over, and the object released: [`Runtime::read`]
@@ -383,9 +428,18 @@ impl<B: Backend> Runtime<B> {
     /// left as it was; if giving its device memory back fails, it is gone as after
     /// [`Runtime::release`], and the error is returned.
     pub fn take(&mut self, id: ObjectId) -> Result<Vec<Complex64>> {
+        self.take_host(id)?.into_vec()
+    }
+
+    /// [`Runtime::take`], handing over the host copy where it is: a vector, or the backend's
+    /// host memory a copy back landed in ([`Config::pinned_results`]), without copying it.
+    pub fn take_host(&mut self, id: ObjectId) -> Result<HostCopy<B>> {
         self.read(id)?;
-        self.remove(id)?
-            .ok_or_else(|| Error::Internal(format!("{id} was read but holds no host copy")))
+        let (host, uses) = self
+            .remove(id)?
+            .ok_or_else(|| Error::Internal(format!("{id} was read but holds no host copy")))?;
+        uses.settle(&self.backend)?;
+        Ok(host)
     }
 
     /// Replaces an object's values from the host. A device copy, now stale, is dropped (its
@@ -394,7 +448,7 @@ impl<B: Backend> Runtime<B> {
         let layout = self.entry(id)?.layout;
         check_len(id, &layout, data.len())?;
         let (life, log) = self.life_mut(id)?;
-        let left = life.host_written(data, log)?;
+        let left = life.host_written(data.into(), log)?;
         self.events
             .note(EventKind::HostWrite, Some(id), None, layout.bytes(), None);
         self.dispose_left(id, left)
@@ -404,24 +458,29 @@ impl<B: Backend> Runtime<B> {
     /// freed when lazy release is off).
     pub fn release(&mut self, id: ObjectId) -> Result<()> {
         let host = self.remove(id)?;
-        if let Some(v) = host {
-            self.host_pool.put(v);
+        if let Some((h, uses)) = host {
+            self.host_pool.put(h, uses);
         }
         Ok(())
     }
 
-    /// Releases `id` and hands back its host copy, if it holds one.
-    fn remove(&mut self, id: ObjectId) -> Result<Option<Vec<Complex64>>> {
+    /// Releases `id` and hands back its host copy, if it holds one, with the work that may
+    /// still read it (a copy in from the backend's host memory).
+    fn remove(&mut self, id: ObjectId) -> Result<Option<(HostCopy<B>, Hazards<B>)>> {
         let entry = self.objects.remove(id).ok_or(Error::UnknownObject(id))?;
         let bytes = entry.layout.bytes();
         if entry.prefetched {
             self.counters.prefetch_wasted += 1;
         }
         let (host, left) = entry.life.released(&mut self.objects.transitions);
+        let uses = match (&host, &left) {
+            (Some(h), Left::Device(d)) if h.is_pinned() => d.hazards.clone(),
+            _ => Hazards::default(),
+        };
         let dropped = self.dispose_left(id, left);
         self.events
             .note(EventKind::Release, Some(id), None, bytes, None);
-        dropped.map(|()| host)
+        dropped.map(|()| host.map(|h| (h, uses)))
     }
 
     /// Host bytes the runtime keeps in vectors of released objects, for copies back from the
@@ -439,6 +498,14 @@ impl<B: Backend> Runtime<B> {
     /// The index of the copy stream (after the launch streams), when prefetch is on.
     fn copy_stream(&self) -> Option<usize> {
         self.config.prefetch.map(|_| self.config.streams)
+    }
+
+    /// The index of the read-back stream (after the copy stream, if any), when early read-back
+    /// is on.
+    fn read_back_stream(&self) -> Option<usize> {
+        self.config
+            .early_read_back
+            .then(|| self.config.streams + usize::from(self.config.prefetch.is_some()))
     }
 
     /// `id` leaves the device: if a prefetch brought it in and nothing used it, that prefetch
@@ -506,6 +573,7 @@ impl<B: Backend> Runtime<B> {
             prefetch_wasted: c.prefetch_wasted,
             prefetch_bytes: c.prefetch_bytes,
             async_writebacks: c.async_writebacks,
+            early_read_backs: c.early_read_backs,
             h2d_bytes: d.h2d_bytes,
             d2h_bytes: d.d2h_bytes,
             h2d_copies: d.h2d_copies,

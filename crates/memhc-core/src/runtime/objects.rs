@@ -23,6 +23,8 @@ pub(super) struct Entry<B: Backend> {
     pub kind: ObjectKind,
     /// Prefetch on: a prefetch brought the object in and no launch has used it yet.
     pub prefetched: bool,
+    /// The caller will read it ([`Runtime::expect_read`](super::Runtime::expect_read)).
+    pub read_expected: bool,
     /// The state, holding the host copy, the device copy or the write-back in flight where
     /// each exists; changed only by its transitions.
     pub life: Lifecycle<B>,
@@ -80,6 +82,7 @@ impl<B: Backend> Objects<B> {
                 layout,
                 kind,
                 prefetched: false,
+                read_expected: false,
                 life,
             },
         );

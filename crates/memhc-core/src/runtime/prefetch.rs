@@ -33,14 +33,15 @@ use crate::hazards::Tagged;
 use crate::object::{ObjectId, State};
 
 impl<B: Backend> Runtime<B> {
-    /// A launch is about to use `id` (prefetch on): its planned use is consumed, a prefetch it
+    /// A launch is about to use `id` (prefetch or early read-back on): its planned use is
+    /// consumed, a prefetch it
     /// finds is a prefetch hit, and a write-back still in flight lands first.
     pub(super) fn note_use(&mut self, id: ObjectId) -> Result<()> {
-        if self.config.prefetch.is_none() {
+        if self.config.prefetch.is_none() && !self.config.early_read_back {
             return Ok(());
         }
         self.lookahead.consume(id);
-        if self.objects.unmark_prefetched(id) {
+        if self.config.prefetch.is_some() && self.objects.unmark_prefetched(id) {
             self.counters.prefetch_hits += 1;
         }
         if self.entry(id)?.life.kind() == State::WritingBack {
@@ -168,7 +169,9 @@ impl<B: Backend> Runtime<B> {
                 "{prefetched} prefetched object(s), but prefetch is off"
             ));
         }
-        let streams = self.config.streams + usize::from(self.config.prefetch.is_some());
+        let streams = self.config.streams
+            + usize::from(self.config.prefetch.is_some())
+            + usize::from(self.config.early_read_back);
         if self.streams.len() != streams {
             bad.push(format!(
                 "{} streams, the configuration calls for {streams}",

@@ -17,7 +17,7 @@ use crate::backend::{Backend, ELEMENT_BYTES, HostMemory, as_bytes_mut};
 use crate::device_copy::{DeviceCopy, WriteBack};
 use crate::error::{Error, Result};
 use crate::events::EventKind;
-use crate::hazards::Tagged;
+use crate::hazards::{Hazards, Tagged};
 use crate::object::ObjectId;
 
 impl<B: Backend> Runtime<B> {
@@ -25,6 +25,27 @@ impl<B: Backend> Runtime<B> {
     /// module documentation). Returns its device copy, whose hazards include the write-back:
     /// the caller settles them before freeing the blocks, or hands them on with the blocks.
     pub(super) fn evict_async(&mut self, id: ObjectId, copy: usize) -> Result<DeviceCopy<B>> {
+        self.write_back_async(id, copy, true)
+    }
+
+    /// Early read-back ([`Config::early_read_back`](crate::Config::early_read_back)): result
+    /// `id`, device-only and never used again on the device, is copied back on the read-back
+    /// stream `copy` right after the launch that wrote it last, and its device memory goes to
+    /// the free pool behind the copy (or is freed once it is done). Not an eviction: the
+    /// policy forgets the object as after a release.
+    pub(super) fn read_back_early(&mut self, id: ObjectId, copy: usize) -> Result<()> {
+        let d = self.write_back_async(id, copy, false)?;
+        self.dispose(d)
+    }
+
+    /// The write-back of device-only `id` queued on stream `copy`, for an eviction
+    /// (`evicting`) or an early read-back.
+    fn write_back_async(
+        &mut self,
+        id: ObjectId,
+        copy: usize,
+        evicting: bool,
+    ) -> Result<DeviceCopy<B>> {
         let layout = self.entry(id)?.layout;
         let r = self
             .objects
@@ -36,7 +57,13 @@ impl<B: Backend> Runtime<B> {
             .hazards
             .before_read(&self.backend, copy, s)
             .map_err(Error::from)
-            .and_then(|()| Ok(self.backend.alloc_host(layout.bytes())?))
+            .and_then(|()| {
+                let backend = &self.backend;
+                let bytes = layout.bytes();
+                Ok(self
+                    .host_pool
+                    .take_buffer(bytes, backend, |n| backend.alloc_host(n))?)
+            })
             .and_then(|buffer| {
                 for (i, block) in r.blocks.iter().enumerate() {
                     let (src, offset) =
@@ -84,23 +111,50 @@ impl<B: Backend> Runtime<B> {
             }
         };
         r.hazards.add_read(&self.backend, event);
-        self.policy.on_evict(id);
         self.forget_prefetch(id);
-        self.counters.writebacks += 1;
-        self.counters.async_writebacks += 1;
-        self.counters.evictions += 1;
-        self.events
-            .note(EventKind::WriteBackIssued, Some(id), Some(copy), 0, None);
-        self.events
-            .note(EventKind::Evict, Some(id), Some(copy), bytes, None);
+        if evicting {
+            self.events
+                .note(EventKind::WriteBackIssued, Some(id), Some(copy), 0, None);
+            self.policy.on_evict(id);
+            self.counters.writebacks += 1;
+            self.counters.async_writebacks += 1;
+            self.counters.evictions += 1;
+            self.events
+                .note(EventKind::Evict, Some(id), Some(copy), bytes, None);
+        } else {
+            self.policy.on_remove(id);
+            self.counters.early_read_backs += 1;
+            self.events
+                .note(EventKind::Drop, Some(id), Some(copy), bytes, None);
+        }
         Ok(r)
     }
 
     /// Waits for the write-back of `id` (which is `WritingBack`) and makes its data the host
     /// copy (`WriteBackLanded`). On failure the write-back stays pending, to be waited for again.
+    /// With [`Config::pinned_results`](crate::Config::pinned_results) the write-back's host
+    /// memory becomes the host copy as it is (no copy out of it).
     pub(super) fn land(&mut self, id: ObjectId) -> Result<()> {
         let layout = self.entry(id)?.layout;
-        let mut host = self.host_pool.take(layout.elems());
+        if self.config.pinned_results {
+            let w = self.entry(id)?.life.write_back().ok_or_else(|| {
+                Error::Internal(format!(
+                    "{id} is being written back, but no write-back is in flight"
+                ))
+            })?;
+            self.backend.event_synchronize(&w.event.event)?;
+            let (life, log) = self.life_mut(id)?;
+            life.write_back_kept(layout.elems(), log)?;
+            self.events.note(
+                EventKind::WriteBackLanded,
+                Some(id),
+                None,
+                layout.bytes(),
+                None,
+            );
+            return Ok(());
+        }
+        let mut host = self.host_pool.vecs.take_vec(layout.elems());
         let w = self.entry(id)?.life.write_back().ok_or_else(|| {
             Error::Internal(format!(
                 "{id} is being written back, but no write-back is in flight"
@@ -111,7 +165,8 @@ impl<B: Backend> Runtime<B> {
             .and_then(|()| w.buffer.read(0, as_bytes_mut(&mut host)))?;
         let (life, log) = self.life_mut(id)?;
         // The copy has completed: its host memory goes.
-        drop(life.write_back_landed(host, log)?);
+        let w = life.write_back_landed(host.into(), log)?;
+        self.host_pool.put_buffer(w.buffer, Hazards::default());
         self.events.note(
             EventKind::WriteBackLanded,
             Some(id),
@@ -128,6 +183,8 @@ impl<B: Backend> Runtime<B> {
     pub(super) fn discard_write_back(&mut self, w: WriteBack<B>) {
         if self.backend.event_synchronize(&w.event.event).is_err() {
             self.objects.orphans.push(w);
+        } else {
+            self.host_pool.put_buffer(w.buffer, Hazards::default());
         }
     }
 }

@@ -283,6 +283,12 @@ pub fn config() -> impl Strategy<Value = Config> {
                 // size (a stale value would show as a wrong result); the others keep none.
                 host_pool_bytes: if seed % 4 < 2 { 1 << 20 } else { 0 },
                 host_pool_min_bytes: 0,
+                // Half land copies back in the backend's host memory (a quarter of those with
+                // no pool for it), and half read announced results back early: both must
+                // change no value.
+                pinned_results: (seed >> 2) % 2 == 1,
+                pinned_pool_bytes: if (seed >> 3) % 4 == 0 { 0 } else { 1 << 20 },
+                early_read_back: (seed >> 5) % 2 == 1,
             },
         )
 }

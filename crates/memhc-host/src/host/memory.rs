@@ -82,29 +82,27 @@ impl HostMemory for HostPinned {
         self.bytes
     }
 
-    /// The bytes in place; a copy into or out of the buffer that has not completed is
-    /// reported as [`BackendError::BufferInUse`] (the caller forgot to synchronise).
+    /// The bytes in place, once the copies into or out of the buffer have run: the host waits
+    /// for them (a queued job always ends, run or dropped unrun with its stream; after a minute
+    /// it reports [`BackendError::BufferInUse`]).
     fn as_mut_bytes(&mut self) -> Result<&mut [u8], BackendError> {
         let bytes = self.bytes;
+        let start = std::time::Instant::now();
         // A job that has run may still hold its reference for a moment after its count drops.
-        let mut spins = 0u32;
-        loop {
-            let pending = self.cell.pending.load(Ordering::Acquire);
-            if pending > 0 {
-                return Err(BackendError::BufferInUse {
-                    handle: self.handle,
-                    pending,
-                });
-            }
-            if Arc::get_mut(&mut self.cell).is_some() || spins >= 100_000 {
+        while self.cell.pending.load(Ordering::Acquire) > 0
+            || Arc::get_mut(&mut self.cell).is_none()
+        {
+            if start.elapsed() > std::time::Duration::from_secs(60) {
                 break;
             }
-            spins += 1;
             std::thread::yield_now();
         }
-        let handle = self.handle;
+        let (handle, pending) = (
+            self.handle,
+            self.cell.pending.load(Ordering::Acquire).max(1),
+        );
         let cell =
-            Arc::get_mut(&mut self.cell).ok_or(BackendError::BufferInUse { handle, pending: 1 })?;
+            Arc::get_mut(&mut self.cell).ok_or(BackendError::BufferInUse { handle, pending })?;
         let data = cell.data.get_mut().map_err(|_| BackendError::Async {
             op: BackendOp::CopyD2H,
             message: "host buffer lock poisoned".into(),

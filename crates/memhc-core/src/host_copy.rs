@@ -1,0 +1,199 @@
+//! An object's host copy, in one of two places: a vector in ordinary (pageable) memory, or the
+//! backend's host memory ([`Backend::alloc_host`]: page-locked on a GPU).
+//!
+//! A copy between the device and pageable memory crosses the CPU twice on a GPU: the driver
+//! (or our staging) copies it through a page-locked buffer, and a fresh vector faults its pages
+//! in as the copy touches them. A copy between the device and page-locked memory is one DMA:
+//! the bus's full rate, no CPU. So a caller who can put a node's values straight into the
+//! backend's host memory ([`Runtime::alloc_host`](crate::Runtime::alloc_host), then
+//! [`Runtime::register_host`](crate::Runtime::register_host)) has it uploaded with no CPU copy,
+//! and a result read back into it ([`Config::pinned_results`](crate::Config::pinned_results))
+//! is handed out where the device put it
+//! ([`Runtime::take_host`](crate::Runtime::take_host)).
+
+use num_complex::Complex64;
+
+use crate::backend::{Backend, BackendError, BackendOp, HostMemory};
+use crate::error::{Error, Result};
+
+/// An object's host copy: where its values live on the host. Made from a vector
+/// (`HostCopy::from(values)`) or from the backend's host memory ([`HostCopy::pinned`]).
+pub struct HostCopy<B: Backend>(Repr<B>);
+
+enum Repr<B: Backend> {
+    /// A vector in pageable memory (copies to and from the device are staged on a GPU).
+    Pageable(Vec<Complex64>),
+    /// The backend's host memory (page-locked on a GPU: copies are one DMA), holding `elems`
+    /// complex doubles from its start. Boxed: an object's record stays as small as a vector's.
+    Pinned(Box<Pinned<B>>),
+}
+
+struct Pinned<B: Backend> {
+    buffer: B::HostBuffer,
+    elems: usize,
+}
+
+impl<B: Backend> std::fmt::Debug for HostCopy<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Repr::Pageable(v) => write!(f, "Pageable({} elements)", v.len()),
+            Repr::Pinned(p) => write!(f, "Pinned({} elements)", p.elems),
+        }
+    }
+}
+
+impl<B: Backend> From<Vec<Complex64>> for HostCopy<B> {
+    fn from(v: Vec<Complex64>) -> Self {
+        HostCopy(Repr::Pageable(v))
+    }
+}
+
+impl<B: Backend> HostCopy<B> {
+    /// The backend's host memory `buffer` holding `elems` elements from its start; refused if
+    /// the buffer is smaller.
+    pub fn pinned(buffer: B::HostBuffer, elems: usize) -> Result<Self> {
+        if !Self::fits(&buffer, elems) {
+            return Err(Error::Backend(BackendError::invalid(
+                BackendOp::CopyH2D,
+                format!(
+                    "a host buffer of {} bytes cannot hold {elems} complex doubles",
+                    buffer.bytes()
+                ),
+            )));
+        }
+        Ok(Self::in_buffer(buffer, elems))
+    }
+
+    /// Whether `buffer` can hold `elems` elements.
+    pub(crate) fn fits(buffer: &B::HostBuffer, elems: usize) -> bool {
+        elems
+            .checked_mul(std::mem::size_of::<Complex64>())
+            .is_some_and(|bytes| bytes <= buffer.bytes())
+    }
+
+    /// `buffer` holding `elems` elements, which the caller checked it [`fits`](Self::fits).
+    pub(crate) fn in_buffer(buffer: B::HostBuffer, elems: usize) -> Self {
+        HostCopy(Repr::Pinned(Box::new(Pinned { buffer, elems })))
+    }
+
+    /// Elements held.
+    pub fn len(&self) -> usize {
+        match &self.0 {
+            Repr::Pageable(v) => v.len(),
+            Repr::Pinned(p) => p.elems,
+        }
+    }
+
+    /// Whether it holds no element.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether the values are in the backend's host memory.
+    pub fn is_pinned(&self) -> bool {
+        matches!(self.0, Repr::Pinned(_))
+    }
+
+    /// The values, where they can be read without waiting (a vector); `None` for host
+    /// memory, which [`HostCopy::as_mut_slice`] reads once the copies using it are done.
+    pub fn as_slice(&self) -> Option<&[Complex64]> {
+        match &self.0 {
+            Repr::Pageable(v) => Some(v),
+            Repr::Pinned(_) => None,
+        }
+    }
+
+    /// The values in place, to read or change (host memory: once the copies that use it have
+    /// completed; the backend waits for them or refuses).
+    pub fn as_mut_slice(&mut self) -> Result<&mut [Complex64]> {
+        match &mut self.0 {
+            Repr::Pageable(v) => Ok(v),
+            Repr::Pinned(p) => {
+                let elems = p.elems;
+                let bytes = p.buffer.as_mut_bytes()?;
+                let all: &mut [Complex64] = bytemuck::try_cast_slice_mut(bytes).map_err(|e| {
+                    Error::Backend(BackendError::Async {
+                        op: BackendOp::CopyD2H,
+                        message: format!("host memory not usable as complex doubles: {e}"),
+                    })
+                })?;
+                all.get_mut(..elems).ok_or_else(|| {
+                    Error::Internal(format!("a host copy of {elems} elements is shorter"))
+                })
+            }
+        }
+    }
+
+    /// The backend's host memory holding the values, and the elements of the object in it
+    /// (`None` for a vector).
+    pub fn host_buffer(&self) -> Option<(&B::HostBuffer, usize)> {
+        match &self.0 {
+            Repr::Pageable(_) => None,
+            Repr::Pinned(p) => Some((&p.buffer, p.elems)),
+        }
+    }
+
+    /// Takes the copy apart: the vector, or the backend's host memory (for reuse).
+    pub(crate) fn into_parts(self) -> Result<Vec<Complex64>, B::HostBuffer> {
+        match self.0 {
+            Repr::Pageable(v) => Ok(v),
+            Repr::Pinned(p) => Err(p.buffer),
+        }
+    }
+
+    /// The values as a vector: a vector as it is, host memory copied out (once the copies into
+    /// it have completed).
+    pub fn into_vec(mut self) -> Result<Vec<Complex64>> {
+        if let Repr::Pageable(v) = &mut self.0 {
+            return Ok(std::mem::take(v));
+        }
+        let values = self.as_mut_slice()?;
+        let mut v = Vec::new();
+        v.try_reserve_exact(values.len()).map_err(|_| {
+            Error::Backend(BackendError::invalid(
+                BackendOp::CopyD2H,
+                format!(
+                    "the host cannot hold a copy of {} complex doubles",
+                    values.len()
+                ),
+            ))
+        })?;
+        v.extend_from_slice(values);
+        Ok(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memhc_host::HostBackend;
+
+    #[test]
+    fn host_memory_holds_what_was_written_in_place_and_copies_out_as_a_vector() {
+        let b = HostBackend::new(1 << 20);
+        let buffer = b.alloc_host(5 * 16).unwrap();
+        let mut h = HostCopy::<HostBackend>::pinned(buffer, 4).unwrap();
+        assert_eq!((h.len(), h.is_pinned(), h.as_slice()), (4, true, None));
+        for (i, z) in h.as_mut_slice().unwrap().iter_mut().enumerate() {
+            *z = Complex64::new(i as f64, -1.0);
+        }
+        let v = h.into_vec().unwrap();
+        let expected: Vec<Complex64> = [0.0, 1.0, 2.0, 3.0]
+            .iter()
+            .map(|&x| Complex64::new(x, -1.0))
+            .collect();
+        assert_eq!(v, expected);
+    }
+
+    #[test]
+    fn a_buffer_too_small_for_the_elements_is_refused() {
+        let b = HostBackend::new(1 << 20);
+        let buffer = b.alloc_host(3 * 16).unwrap();
+        assert!(matches!(
+            HostCopy::<HostBackend>::pinned(buffer, 4),
+            Err(Error::Backend(BackendError::InvalidArgument { .. }))
+        ));
+        let v: HostCopy<HostBackend> = vec![Complex64::new(1.0, 2.0)].into();
+        assert_eq!(v.as_slice(), Some([Complex64::new(1.0, 2.0)].as_slice()));
+    }
+}
