@@ -39,6 +39,7 @@ fn optimal_against_naive(c: &mut Criterion) {
             alloc: None,
             reuse_tolerance_percent: 0,
             prefetch: None,
+            pinned: false,
         };
         // Timed: the run itself (vectors, traces, reading the results), as `wall_s` reports it,
         // not the generation of the nodes' random values before it.

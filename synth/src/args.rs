@@ -97,6 +97,13 @@ pub struct ConfigArgs {
     /// `off,6` runs each configuration both ways. Default: off.
     #[arg(long)]
     pub prefetch: Option<String>,
+    /// Where node data and results live on the host: `pageable` (vectors; on a GPU every copy
+    /// is staged through page-locked buffers, results are read at the end) or `pinned` (the
+    /// backend's page-locked memory: nodes generated straight into it and uploaded in one DMA,
+    /// results read back into it as soon as their last writer is queued). Not with
+    /// `--mode unified`.
+    #[arg(long, default_value = "pageable", value_parser = ["pageable", "pinned"])]
+    pub host_memory: String,
     /// Oversubscription rate O >= 0: the device budget is peak / (1 + O), where peak is the
     /// most bytes the run holds resident when nothing is evicted. Default 0 (everything fits).
     #[arg(long, conflicts_with = "budget", allow_negative_numbers = true)]
@@ -151,6 +158,19 @@ impl ConfigArgs {
 }
 
 impl ConfigArgs {
+    /// Whether `--host-memory pinned` was asked for, refusing it with `--mode unified`.
+    pub fn pinned(&self, modes: &[Mode]) -> Result<bool> {
+        let pinned = self.host_memory == "pinned";
+        if pinned && modes.contains(&Mode::Unified) {
+            return Err(SynthError::Usage(
+                "--host-memory pinned does not apply to --mode unified (managed memory is read \
+                 in place)"
+                    .into(),
+            ));
+        }
+        Ok(pinned)
+    }
+
     /// The prefetch settings of `--prefetch` (`[None]`: off), refusing prefetch in the unified
     /// mode among `modes`.
     pub fn prefetches(&self, modes: &[Mode]) -> Result<Vec<Option<usize>>> {

@@ -106,12 +106,14 @@ fn not_compiled(choice: BackendChoice) -> SynthError {
 
 thread_local! {
     /// The model's report of the last run of `--backend model` on this thread.
-    static MODELLED: Cell<Option<ModelReport>> = const { Cell::new(None) };
+    static MODELLED: Cell<Option<(ModelReport, f64)>> = const { Cell::new(None) };
 }
 
-/// The modelled makespan and floor of the last run [`run_on`] made on this thread, if it ran
-/// on `--backend model` (`None` after a run on any other backend).
-pub fn last_model_report() -> Option<ModelReport> {
+/// The model's report of the last run [`run_on`] made on this thread, if it ran on `--backend
+/// model` (`None` after a run on any other backend), its makespan counted from the start of
+/// the queue; and the modelled host time before that start (the set-up: page-locking node
+/// memory), seconds.
+pub fn last_model_report() -> Option<(ModelReport, f64)> {
     MODELLED.with(Cell::get)
 }
 
@@ -135,8 +137,22 @@ pub fn run_on(
             let params = ModelParams::from_env().map_err(memhc_core::Error::from)?;
             let (backend, clock) =
                 model_backend(params, spec.budget).map_err(memhc_core::Error::from)?;
-            let traced = run_observed(backend, w, a, spec, events, progress)?;
-            MODELLED.with(|m| m.set(Some(clock.report())));
+            // The runner reports 0 vectors done as the queue starts: the set-up ends there.
+            let mut setup = None;
+            let mut timed = |v: usize| {
+                if setup.is_none() {
+                    setup = Some(clock.report().makespan_s);
+                }
+                progress(v)
+            };
+            let traced = run_observed(backend, w, a, spec, events, &mut timed)?;
+            let setup = setup.unwrap_or(0.0);
+            let whole = clock.report();
+            let queue = ModelReport {
+                makespan_s: whole.makespan_s - setup,
+                ..whole
+            };
+            MODELLED.with(|m| m.set(Some((queue, setup))));
             Ok(traced)
         }
         #[cfg(feature = "cuda")]

@@ -159,6 +159,8 @@ impl Prepared {
             prefetch_wasted: s.prefetch_wasted,
             prefetch_bytes: s.prefetch_bytes,
             async_writebacks: s.async_writebacks,
+            pinned: spec.pinned,
+            early_read_backs: s.early_read_backs,
             copy_hidden_share: o.copy_hidden_share,
             h2d_bytes: s.h2d_bytes,
             d2h_bytes: s.d2h_bytes,
@@ -171,8 +173,9 @@ impl Prepared {
             miss_lower_bound,
             verified: spec.verify.then_some(o.max_rel_error.is_some()),
             max_rel_error: o.max_rel_error,
-            model_makespan_s: modelled.map(|m| m.makespan_s),
-            model_floor_s: modelled.map(|m| m.floor_s),
+            model_makespan_s: modelled.map(|(m, _)| m.makespan_s),
+            model_setup_s: modelled.map(|(_, setup)| setup),
+            model_floor_s: modelled.map(|(m, _)| m.floor_s),
         }
     }
 }

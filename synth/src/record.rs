@@ -73,6 +73,13 @@ pub struct Record {
     pub prefetch_bytes: u64,
     /// Write-backs issued asynchronously on the copy stream.
     pub async_writebacks: u64,
+    /// `--host-memory pinned`: the node data and results live in the backend's page-locked
+    /// memory.
+    #[serde(default)]
+    pub pinned: bool,
+    /// Results read back right after their last writer (`--host-memory pinned`).
+    #[serde(default)]
+    pub early_read_backs: u64,
     /// The share of copy time during which a GEMM ran on another stream (backends that time
     /// their work).
     pub copy_hidden_share: Option<f64>,
@@ -101,9 +108,14 @@ pub struct Record {
     pub verified: Option<bool>,
     /// The largest relative error against the reference, when checked.
     pub max_rel_error: Option<f64>,
-    /// `--backend model`: the modelled makespan of the run on the modelled H100, seconds.
+    /// `--backend model`: the modelled makespan of the run on the modelled H100, seconds: from
+    /// the start of the queue (as `wall_s`) to its end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_makespan_s: Option<f64>,
+    /// `--backend model`: modelled host time before the queue starts, seconds (page-locking
+    /// the node data's memory, with `--host-memory pinned`; not part of the makespan).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_setup_s: Option<f64>,
     /// `--backend model`: the modelled floor of the run, `max(flops / rate, bytes in / bus,
     /// bytes out / bus)` over the work it issued, seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -115,6 +115,8 @@ pub(crate) struct RunPlan {
     pub(crate) modes: Vec<Mode>,
     pub(crate) allocs: Vec<Option<Alloc>>,
     pub(crate) prefetches: Vec<Option<usize>>,
+    /// `--host-memory pinned`: the direct data path.
+    pub(crate) pinned: bool,
     pub(crate) backend: BackendChoice,
     pub(crate) backend_name: String,
     pub(crate) streams: usize,
@@ -141,6 +143,7 @@ impl Parsed {
         let (policies, modes) = a.config.parse()?;
         let allocs = a.config.allocs(&modes)?;
         let prefetches = a.config.prefetches(&modes)?;
+        let pinned = a.config.pinned(&modes)?;
         let backend: BackendChoice = a.backend.parse()?;
         backend.check()?;
         let sweeps = a
@@ -183,6 +186,7 @@ impl Parsed {
                 modes,
                 allocs,
                 prefetches,
+                pinned,
                 backend,
                 backend_name: a.backend.clone(),
                 streams: a.config.streams,
@@ -252,6 +256,7 @@ impl RunPlan {
             let spec = RunSpec {
                 alloc: self.allocs.first().copied().flatten(),
                 prefetch: self.prefetches.first().copied().flatten(),
+                pinned: self.pinned,
                 ..p.spec(policy, mode, self.streams, false)
             };
             run_on(
@@ -294,6 +299,7 @@ impl RunPlan {
                     alloc,
                     reuse_tolerance_percent: self.reuse_tolerance,
                     prefetch,
+                    pinned: self.pinned,
                     ..p.spec(policy, mode, self.streams, self.verify)
                 };
                 if p.analysis.equal_sizes && lower_bound.is_none() {

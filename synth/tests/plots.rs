@@ -50,6 +50,8 @@ fn record(policy: &str, mode: &str, repeat: f64, gflops: f64, evictions: u64) ->
         prefetch_wasted: 0,
         prefetch_bytes: 0,
         async_writebacks: 0,
+        pinned: false,
+        early_read_backs: 0,
         copy_hidden_share: None,
         h2d_bytes: 1000,
         d2h_bytes: 1000,
@@ -63,6 +65,7 @@ fn record(policy: &str, mode: &str, repeat: f64, gflops: f64, evictions: u64) ->
         verified: Some(true),
         max_rel_error: Some(0.0),
         model_makespan_s: None,
+        model_setup_s: None,
         model_floor_s: None,
     }
 }

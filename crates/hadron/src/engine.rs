@@ -21,7 +21,7 @@
 //! to zero. Row-major data meets column-major BLAS in one place: [`crate::rowmajor`].
 
 use memhc_core::backend::gemm::{GeamShape, GemmItem, GemmShape, StridedBatch};
-use memhc_core::{Access, Backend, Complex64, Launch, Layout, ObjectId, Runtime};
+use memhc_core::{Access, Backend, Complex64, HostCopy, Launch, Layout, ObjectId, Runtime};
 use smallvec::SmallVec;
 
 use crate::contraction::{Contraction, Plan};
@@ -114,6 +114,20 @@ impl<B: Backend> Engine<B> {
     pub fn register(&mut self, node: HadronNode) -> Result<ObjectId> {
         let shape = node.shape();
         let id = self.rt.register(node.into_vec(), shape.layout()?)?;
+        self.note_shape(id, shape)
+    }
+
+    /// The backend's host memory for the values of a node of `shape`
+    /// ([`Runtime::alloc_host`]: page-locked on a GPU), to fill in place and register with
+    /// [`Engine::register_host`]: the node is then uploaded in one DMA, without staging.
+    pub fn alloc_host(&mut self, shape: &NodeShape) -> Result<HostCopy<B>> {
+        Ok(self.rt.alloc_host(shape.layout()?)?)
+    }
+
+    /// Registers a node of `shape` whose values are `host` (a vector, or host memory from
+    /// [`Engine::alloc_host`]).
+    pub fn register_host(&mut self, shape: NodeShape, host: HostCopy<B>) -> Result<ObjectId> {
+        let id = self.rt.register_host(host, shape.layout()?)?;
         self.note_shape(id, shape)
     }
 
@@ -349,6 +363,16 @@ impl<B: Backend> Engine<B> {
         let data = self.rt.take(id)?;
         self.shapes.remove(id);
         HadronNode::from_vec(&shape, data)
+    }
+
+    /// [`Engine::take`], handing over the values where they are: with
+    /// [`Config::pinned_results`](memhc_core::Config::pinned_results), in the backend's host
+    /// memory the copy back landed in, without copying them.
+    pub fn take_host(&mut self, id: ObjectId) -> Result<(NodeShape, HostCopy<B>)> {
+        let shape = self.shape(id)?.clone();
+        let data = self.rt.take_host(id)?;
+        self.shapes.remove(id);
+        Ok((shape, data))
     }
 
     /// Releases a node (its device memory goes to the free pool).

@@ -157,6 +157,16 @@ impl HadronNode {
         HadronNode { data }
     }
 
+    /// Fills `out`, the elements of a node of some shape in order (spin components back to
+    /// back), with the values [`HadronNode::random`] gives that shape for `seed`: a node
+    /// generated straight into memory the caller provides (the backend's page-locked memory).
+    pub fn fill_random(seed: u64, out: &mut [Complex64]) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        for z in out {
+            *z = Complex64::new(rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0));
+        }
+    }
+
     /// A node of `shape` filled with zeros.
     pub fn zeros(shape: &NodeShape) -> Self {
         HadronNode {
@@ -225,6 +235,15 @@ impl HadronNode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn filling_memory_gives_the_values_of_the_random_node() {
+        let shape = NodeShape::new(4, &[3, 2]).unwrap();
+        let node = HadronNode::random(&shape, 77);
+        let mut out = vec![Complex64::new(9.0, 9.0); 4 * 6];
+        HadronNode::fill_random(77, &mut out);
+        assert_eq!(node.into_vec(), out);
+    }
 
     #[test]
     fn packed_order_is_row_major_components_back_to_back() {

@@ -233,6 +233,15 @@ pub struct Config {
     /// goes back to the pool once the copy is done. Off (every mode's default): a result is
     /// copied back when it is read. Not with managed memory.
     pub early_read_back: bool,
+    /// Launches a block released to the free pool rests before the pool hands it out again
+    /// while new memory still fits the budget (past the budget it serves at once, before the
+    /// pool is emptied). On a GPU the block's last uses (a launch, a copy back) are likely
+    /// still running for the next few launches, and a write to it would wait for them: with a
+    /// rest of about the number of streams, new work lands in memory nothing is using, so
+    /// uploads overlap the copies back and the launches before them. 0 (every mode's
+    /// default): at once, as the paper's pool. Deterministic: it counts launches, it does not
+    /// ask the device.
+    pub reuse_delay: usize,
 }
 
 /// [`Config::pinned_pool_bytes`] by default.
@@ -288,15 +297,18 @@ impl Config {
             pinned_results: false,
             pinned_pool_bytes: DEFAULT_PINNED_POOL_BYTES,
             early_read_back: false,
+            reuse_delay: 0,
         }
     }
 
     /// The same configuration with the direct data path on or off: copies back land in the
-    /// backend's host memory ([`Config::pinned_results`]) and announced results are read back
-    /// as soon as they are written ([`Config::early_read_back`]).
+    /// backend's host memory ([`Config::pinned_results`]), announced results are read back
+    /// as soon as they are written ([`Config::early_read_back`]), and released blocks rest as
+    /// many launches as there are streams ([`Config::reuse_delay`]; set the streams first).
     pub fn with_direct_host(mut self, on: bool) -> Self {
         self.pinned_results = on;
         self.early_read_back = on;
+        self.reuse_delay = if on { self.streams } else { 0 };
         self
     }
 

@@ -17,6 +17,9 @@ use crate::hazards::Hazards;
 pub(crate) struct Pooled<B: Backend> {
     pub block: Block<B>,
     pub hazards: Hazards<B>,
+    /// The runtime's launch count when the block was pooled (its rest, for
+    /// [`Config::reuse_delay`](crate::Config::reuse_delay)).
+    pub freed_at: u64,
 }
 
 /// The table of released buffers.
@@ -50,14 +53,28 @@ impl<B: Backend> FreePool<B> {
     }
 
     /// A block of at least `bytes` and at most `limit` bytes, if one is pooled: the smallest
-    /// such size, and of that size the most recently released (its memory is the likeliest to
-    /// be warm). `limit == bytes` asks for the exact size.
-    pub fn take(&mut self, bytes: usize, limit: usize) -> Option<Pooled<B>> {
-        let (&size, list) = self
-            .by_size
-            .range_mut(bytes..=limit.max(bytes))
-            .find(|(_, list)| !list.is_empty())?;
-        let p = list.pop()?;
+    /// such size, and of that size the most recently released whose last uses have completed
+    /// (`idle` says; its memory is the likeliest to be warm, and a write to it waits for
+    /// nothing), else the one released longest ago (its uses are the likeliest to end first,
+    /// so that the new owner's first write waits the least). `limit == bytes` asks for the
+    /// exact size.
+    /// Only blocks `eligible` allows are considered (those that have rested long enough).
+    pub fn take(
+        &mut self,
+        bytes: usize,
+        limit: usize,
+        eligible: impl Fn(&Pooled<B>) -> bool,
+        idle: impl Fn(&Pooled<B>) -> bool,
+    ) -> Option<Pooled<B>> {
+        let (size, list, at) =
+            self.by_size
+                .range_mut(bytes..=limit.max(bytes))
+                .find_map(|(&size, list)| {
+                    let idle_at = list.iter().rposition(|p| eligible(p) && idle(p));
+                    let at = idle_at.or_else(|| list.iter().position(&eligible))?;
+                    Some((size, list, at))
+                })?;
+        let p = list.remove(at);
         self.bytes -= size;
         self.count -= 1;
         Some(p)

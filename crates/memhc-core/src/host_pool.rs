@@ -46,12 +46,17 @@ impl<T> HostPool<T> {
     /// Keeps `v`, of `bytes` bytes, for reuse if it is at least the floor and fits under the
     /// cap; hands it back otherwise (for the caller to drop).
     pub(crate) fn put(&mut self, v: T, bytes: usize) -> Option<T> {
-        if bytes == 0 || bytes < self.floor || self.bytes + bytes > self.cap {
+        if !self.can_keep(bytes) {
             return Some(v);
         }
         self.bytes += bytes;
         self.by_bytes.entry(bytes).or_default().push(v);
         None
+    }
+
+    /// Whether a buffer of `bytes` bytes would be kept now.
+    pub(crate) fn can_keep(&self, bytes: usize) -> bool {
+        bytes > 0 && bytes >= self.floor && self.bytes + bytes <= self.cap
     }
 
     /// A kept buffer of `bytes` bytes (holding old values), if there is one.
@@ -138,6 +143,11 @@ impl<B: Backend> HostPools<B> {
             }
             None => alloc(bytes),
         }
+    }
+
+    /// Whether the pool of host memory has room for a buffer of `bytes` more.
+    pub(crate) fn can_keep(&self, bytes: usize) -> bool {
+        self.pinned.can_keep(bytes)
     }
 
     /// Bytes held in both.

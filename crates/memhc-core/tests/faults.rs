@@ -227,6 +227,7 @@ fn config() -> impl Strategy<Value = Config> {
                     pinned_results: extra % 3 == 1,
                     pinned_pool_bytes: 1 << 20,
                     early_read_back: extra % 4 >= 2,
+                    reuse_delay: extra % 3,
                 }
             },
         )

@@ -258,6 +258,7 @@ fn fig7(c: &mut Criterion) {
                 alloc: None,
                 reuse_tolerance_percent: 0,
                 prefetch: None,
+                pinned: false,
             };
             bench_runs(&mut group, mode.name(), &w, &spec);
         }
@@ -298,6 +299,7 @@ fn tables(c: &mut Criterion) {
                 alloc: None,
                 reuse_tolerance_percent: 0,
                 prefetch: None,
+                pinned: false,
             };
             bench_runs(&mut group, policy.name(), &w, &spec);
         }

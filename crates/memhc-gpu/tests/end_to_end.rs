@@ -87,6 +87,8 @@ fn a_synthetic_queue_under_memory_pressure_verifies() {
             alloc: None,
             reuse_tolerance_percent: 0,
             prefetch: None,
+            // Belady's run takes the direct data path: page-locked node data, early read-back.
+            pinned: policy == PolicyKind::Belady,
         };
         let fake = Fake::new(FakeConfig {
             progress,

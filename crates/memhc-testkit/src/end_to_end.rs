@@ -120,6 +120,9 @@ where
         alloc: None,
         reuse_tolerance_percent: 0,
         prefetch,
+        // The runs that prefetch also take the direct data path (host memory of the backend,
+        // early read-back): every fixture then covers both paths.
+        pinned: prefetch.is_some() && mode != Mode::Unified,
     };
     let outcome = run(backend, &workload, &analysis, &spec, &mut |_| {})
         .map_err(|e| fail(format!("{test}: {e}")))?;

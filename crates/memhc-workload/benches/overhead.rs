@@ -144,6 +144,7 @@ fn cost(q: &Queue, policy: PolicyKind, budget: usize) -> Cost {
         alloc: None,
         reuse_tolerance_percent: 0,
         prefetch: None,
+        pinned: false,
     };
     let vectors = q.workload.vectors.len();
     let (mut first, mut last) = (None, None);

@@ -34,6 +34,11 @@ pub struct RunSpec {
     pub reuse_tolerance_percent: u32,
     /// Prefetch (and asynchronous write-back) this many object uses ahead; `None`: off.
     pub prefetch: Option<usize>,
+    /// The direct data path: node values are generated straight into the backend's host
+    /// memory (page-locked on a GPU: uploaded in one DMA, no staging), results are read back
+    /// as soon as their last writer is queued, into that memory, and handed out from it
+    /// ([`Config::with_direct_host`]). Off: vectors, staged, results read at the end.
+    pub pinned: bool,
 }
 
 impl RunSpec {
@@ -49,6 +54,7 @@ impl RunSpec {
             alloc: None,
             reuse_tolerance_percent: 0,
             prefetch: None,
+            pinned: false,
         }
     }
 
@@ -61,6 +67,7 @@ impl RunSpec {
                 .with_budget(self.budget)
                 .with_streams(self.streams)
                 .with_prefetch(self.prefetch)
+                .with_direct_host(self.pinned)
         };
         match self.alloc {
             Some(a) => config.with_alloc(a),
@@ -274,7 +281,15 @@ fn execute<B: Backend>(
     progress: &mut dyn FnMut(usize),
 ) -> Result<Executed> {
     let mut ids: Vec<ObjectId> = Vec::with_capacity(a.node_count());
+    let pinned = engine.runtime().config().pinned_results;
     for n in &w.nodes {
+        if real && pinned {
+            // Generated straight into the backend's host memory: uploaded without staging.
+            let mut host = engine.alloc_host(&n.shape)?;
+            n.data.materialise_into(host.as_mut_slice()?);
+            ids.push(engine.register_host(n.shape.clone(), host)?);
+            continue;
+        }
         let node = if real {
             n.data.materialise(&n.shape)
         } else {
@@ -329,12 +344,18 @@ fn execute<B: Backend>(
         }
     }
     engine.runtime_mut().set_future(&future)?;
+    // The results are announced: with early read-back on, each is copied back as soon as the
+    // launch that writes it last is queued.
+    for &node in a.result_nodes() {
+        engine.runtime_mut().expect_read(lookup(node)?)?;
+    }
 
     let streams = engine.runtime().streams();
     let start = Instant::now();
     let cpu_start = cpu_time::ProcessTime::try_now().ok();
     let mut members: Vec<ObjectId> = Vec::new();
     let mut releasing: Vec<ObjectId> = Vec::new();
+    progress(0);
     for (v, vector) in contractions.iter().enumerate() {
         members.clear();
         members.extend(vector.iter().flat_map(|(c, _)| [c.a, c.b]));
@@ -362,24 +383,32 @@ fn execute<B: Backend>(
             engine.release(lookup(node)?)?;
         }
     }
-    let mut results = Vec::with_capacity(w.results.len());
+    let mut taken = Vec::with_capacity(w.results.len());
     for (name, &node) in w.results.iter().zip(a.result_nodes()) {
         let node_id = lookup(node)?;
         // Read, the result is the host's: its device memory goes back (to the pool), and its
-        // host copy is handed over, not copied.
+        // host copy is handed over, not copied (in the backend's host memory, on the direct
+        // path).
         if real {
-            results.push((name.clone(), engine.take(node_id)?));
+            taken.push((name.clone(), engine.take_host(node_id)?));
         } else {
             engine.runtime_mut().read(node_id)?; // the copy back still counts
             engine.release(node_id)?;
         }
     }
     engine.runtime_mut().synchronize()?;
+    let wall_s = start.elapsed().as_secs_f64();
+    let cpu_s = cpu_start
+        .and_then(|t| t.try_elapsed().ok())
+        .map(|d| d.as_secs_f64());
+    // The caller of a run gets nodes: results in host memory are copied out after the clock.
+    let mut results = Vec::with_capacity(taken.len());
+    for (name, (shape, host)) in taken {
+        results.push((name, HadronNode::from_vec(&shape, host.into_vec()?)?));
+    }
     Ok(Executed {
-        wall_s: start.elapsed().as_secs_f64(),
-        cpu_s: cpu_start
-            .and_then(|t| t.try_elapsed().ok())
-            .map(|d| d.as_secs_f64()),
+        wall_s,
+        cpu_s,
         results,
         traces,
     })

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 
 use hadron::{HadronError, HadronNode, MatrixView, NodeShape, Plan, SpinMapping, TracePairs};
+use memhc_core::Complex64;
 
 use crate::error::WorkloadError;
 
@@ -33,6 +34,16 @@ impl NodeData {
         match self {
             NodeData::Random { seed } => HadronNode::random(shape, *seed),
             NodeData::Values(v) => (**v).clone(),
+        }
+    }
+
+    /// Writes the values into `out`, memory for a node of `shape` the caller provides (the
+    /// backend's host memory): the same values as [`NodeData::materialise`], with no vector in
+    /// between.
+    pub fn materialise_into(&self, out: &mut [Complex64]) {
+        match self {
+            NodeData::Random { seed } => HadronNode::fill_random(*seed, out),
+            NodeData::Values(v) => out.copy_from_slice(v.as_slice()),
         }
     }
 }

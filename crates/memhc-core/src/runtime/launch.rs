@@ -63,6 +63,7 @@ impl<B: Backend> Runtime<B> {
         F: FnOnce(&mut Launch<'_, B>) -> Result<()>,
     {
         self.check_launch(stream, accesses)?;
+        self.counters.launches += 1;
         self.events.begin_launch(stream);
         self.pinned.extend(accesses.iter().map(|a| a.object));
         // The launch's lists live in the runtime between launches: no allocation per launch.

@@ -72,18 +72,23 @@ impl<B: Backend> Runtime<B> {
             return Ok(Some((block, Hazards::default())));
         }
         let limit = self.config.reuse_limit(bytes);
+        let (now, delay) = (self.counters.launches, self.config.reuse_delay as u64);
+        let rested = |p: &Pooled<B>| p.freed_at.saturating_add(delay) <= now;
         if self.config.lazy_release
-            && let Some(p) = self.space.pool.take(bytes, limit)
+            && let Some(p) = self.take_pooled(bytes, limit, rested)
         {
-            self.events
-                .block(EventKind::PoolReuse, p.block.bytes(), p.block.id());
-            self.counters.pool_reuses += 1;
-            self.counters.pool_slack_bytes += (p.block.bytes() - bytes) as u64;
-            return Ok(Some((p.block, p.hazards)));
+            return Ok(Some(p));
         }
         loop {
             if let Some(block) = self.new_block(bytes)? {
                 return Ok(Some((block, Hazards::default())));
+            }
+            // No room for new memory: a block still resting serves before the pool is freed.
+            if self.config.lazy_release
+                && delay > 0
+                && let Some(p) = self.take_pooled(bytes, limit, |_| true)
+            {
+                return Ok(Some(p));
             }
             if !self.space.pool.is_empty() {
                 self.drain_pool()?;
@@ -106,6 +111,26 @@ impl<B: Backend> Runtime<B> {
                 return Ok(Some(handed));
             }
         }
+    }
+
+    /// A pooled block for a request of `bytes` (up to `limit`) among those `eligible` allows,
+    /// counted as a pool reuse, with the uses its new owner must wait for.
+    fn take_pooled(
+        &mut self,
+        bytes: usize,
+        limit: usize,
+        eligible: impl Fn(&Pooled<B>) -> bool,
+    ) -> Option<(Block<B>, Hazards<B>)> {
+        let backend = &self.backend;
+        let p = self
+            .space
+            .pool
+            .take(bytes, limit, eligible, |p| p.hazards.is_settled(backend))?;
+        self.events
+            .block(EventKind::PoolReuse, p.block.bytes(), p.block.id());
+        self.counters.pool_reuses += 1;
+        self.counters.pool_slack_bytes += (p.block.bytes() - bytes) as u64;
+        Some((p.block, p.hazards))
     }
 
     /// A new block of `bytes` if there is room for one: a range of the arena, or a driver
@@ -467,7 +492,11 @@ impl<B: Backend> Runtime<B> {
                     block.bytes(),
                     Some(block.id()),
                 );
-                self.space.pool.put(Pooled { block, hazards });
+                self.space.pool.put(Pooled {
+                    block,
+                    hazards,
+                    freed_at: self.counters.launches,
+                });
             }
             Ok(())
         } else {

@@ -90,6 +90,8 @@ struct CacheCounters {
     prefetch_bytes: u64,
     async_writebacks: u64,
     early_read_backs: u64,
+    /// Launches begun (the pool's clock for [`Config::reuse_delay`]).
+    launches: u64,
 }
 
 /// The MemHC runtime on backend `B`. See the [module documentation](self).
@@ -413,12 +415,18 @@ impl<B: Backend> Runtime<B> {
 
     /// Announces that the caller will read `id` (a result) once the launches writing it are
     /// queued: with [`Config::early_read_back`] on, it is copied back as soon as the last of
-    /// them is (see [`Runtime::set_future`]). Changes nothing otherwise.
+    /// them is (see [`Runtime::set_future`]). With [`Config::pinned_results`] on, the host
+    /// memory its copy back will land in is allocated now, into the pool
+    /// ([`Config::pinned_pool_bytes`] permitting): page-locking it is set-up, done before the
+    /// queue runs rather than in the middle of it. Changes nothing else.
     pub fn expect_read(&mut self, id: ObjectId) -> Result<()> {
-        self.objects
-            .find_mut(id)
-            .ok_or(Error::UnknownObject(id))?
-            .read_expected = true;
+        let e = self.objects.find_mut(id).ok_or(Error::UnknownObject(id))?;
+        let (bytes, first) = (e.layout.bytes(), !e.read_expected);
+        e.read_expected = true;
+        if self.config.pinned_results && first && bytes > 0 && self.host_pool.can_keep(bytes) {
+            let buffer = self.backend.alloc_host(bytes)?;
+            self.host_pool.put_buffer(buffer, Hazards::default());
+        }
         Ok(())
     }
 

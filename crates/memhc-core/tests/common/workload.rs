@@ -289,6 +289,8 @@ pub fn config() -> impl Strategy<Value = Config> {
                 pinned_results: (seed >> 2) % 2 == 1,
                 pinned_pool_bytes: if (seed >> 3) % 4 == 0 { 0 } else { 1 << 20 },
                 early_read_back: (seed >> 5) % 2 == 1,
+                // Released blocks rest zero to three launches before the pool hands them out.
+                reuse_delay: ((seed >> 6) % 4) as usize,
             },
         )
 }
