@@ -19,7 +19,6 @@ pub mod app;
 pub mod args;
 pub mod device;
 mod distributed;
-pub mod observe;
 pub mod planning;
 pub mod plot;
 mod prepared;

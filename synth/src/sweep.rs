@@ -9,16 +9,16 @@ use indicatif::ProgressBar;
 use memhc_core::{Alloc, Mode, PolicyKind};
 
 use crate::args::{check_generated, host_memory};
-use crate::device::{BackendChoice, run_on};
+use crate::device::{BackendChoice, choose, run_on};
 use crate::error::{Result, SynthError};
 use crate::generate::{SynthParams, generate};
-use crate::observe::Observe;
 use crate::prepared::{PointSetup, Prepared, median_run};
 use crate::record::Record;
 use crate::run::{RunSpec, miss_lower_bound};
 use crate::runargs::RunArgs;
 use crate::workload::Workload;
 use crate::{file, plot, report};
+use memhc_trace::{Observe, TraceError};
 
 /// Unified memory is never oversubscribed: refuses a point whose budget is below its peak.
 pub(crate) fn refuse_oversubscribed_unified(modes: &[Mode], prepared: &[Prepared]) -> Result<()> {
@@ -141,8 +141,7 @@ impl Parsed {
         let (policies, modes) = a.config.parse()?;
         let allocs = a.config.allocs(&modes)?;
         let prefetches = a.config.prefetches(&modes)?;
-        let backend: BackendChoice = a.backend.parse()?;
-        backend.check()?;
+        let backend = choose(&a.backend)?;
         let sweeps = a
             .sweep
             .iter()
@@ -308,10 +307,10 @@ impl RunPlan {
                 let record = p.record(&self.backend_name, &spec, lower_bound, outcome);
                 if events {
                     let (label, title) = run_label(&record, observed.several_points);
-                    let (text, files) =
-                        observed
-                            .outputs
-                            .emit(&label, &title, &traced.events, &traced.timeline)?;
+                    let (text, files) = observed
+                        .outputs
+                        .emit(&label, &title, &traced.events, &traced.timeline)
+                        .map_err(|TraceError::Io { path, source }| SynthError::io(path, source))?;
                     observed.reports.extend(text);
                     observed.written.extend(files);
                 }
