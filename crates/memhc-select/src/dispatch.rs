@@ -15,7 +15,13 @@ use memhc_core::Backend;
 use memhc_gpu::model::{ModelClock, ModelParams, ModelReport, model_backend};
 use memhc_host::HostBackend;
 
+/// The NVIDIA backend's type, for a caller that keeps an opened one (feature `cuda`).
+#[cfg(feature = "cuda")]
+pub use memhc_cuda::CudaBackend;
 pub use memhc_gpu::model::ModelBackend;
+/// The AMD backend's type, for a caller that keeps an opened one (feature `rocm`).
+#[cfg(feature = "rocm")]
+pub use memhc_hip::HipBackend;
 
 use crate::backend::BackendChoice;
 use crate::error::{Result, SelectError};
