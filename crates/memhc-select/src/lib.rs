@@ -1,8 +1,8 @@
 //! # memhc-select
 //!
 //! The one place memhc reads names. A physicist types `--backend cuda --budget 8GiB --policy
-//! belady`; a C program fills `memhc_config` with `"cuda"` and `"8G"`; a Python script passes
-//! `backend="cuda", budget="8G"`; a campaign manifest says `"budget": "2G"`. Every one of these
+//! belady`; a C program names `"cuda"` and `"belady"` in its `memhc_config`; a Python script
+//! passes `backend="cuda", budget="8G"`; a campaign manifest says `"budget": "2G"`. Every one of these
 //! texts is read here, by the same code, so that a spelling that works in one place works in
 //! all of them and is refused everywhere with the same one-line message.
 //!
