@@ -9,7 +9,7 @@ use memhc_core::{Alloc, Mode, PolicyKind};
 use memhc_select::{SelectError, names, parse_bytes};
 
 use crate::error::human_bytes;
-use crate::error::{Result, SynthError};
+use crate::error::{Error, Result};
 use crate::generate::{Dist, SynthParams};
 use crate::host_memory::{admit, available_host_memory, generated_bytes};
 
@@ -114,21 +114,21 @@ impl ConfigArgs {
         let policies = names::policies(&self.policy).map_err(usage("--policy"))?;
         let modes = names::modes(&self.mode).map_err(usage("--mode"))?;
         if self.streams == 0 {
-            return Err(SynthError::Usage("--streams must be at least 1".into()));
+            return Err(Error::Usage("--streams must be at least 1".into()));
         }
         if self.streams > MAX_STREAMS {
-            return Err(SynthError::Usage(format!(
+            return Err(Error::Usage(format!(
                 "--streams {}: at most {MAX_STREAMS} (the host backend runs a thread per stream)",
                 self.streams
             )));
         }
         if let Some(o) = self.oversub.filter(|o| !o.is_finite() || *o < 0.0) {
-            return Err(SynthError::Usage(format!(
+            return Err(Error::Usage(format!(
                 "--oversub {o}: must be a number >= 0"
             )));
         }
         if self.reuse_tolerance > 100 {
-            return Err(SynthError::Usage(format!(
+            return Err(Error::Usage(format!(
                 "--reuse-tolerance {}: at most 100 (percent)",
                 self.reuse_tolerance
             )));
@@ -148,7 +148,7 @@ impl ConfigArgs {
             None => vec![None],
         };
         if modes.contains(&Mode::Unified) && allocs.contains(&Some(Alloc::Arena)) {
-            return Err(SynthError::Usage(
+            return Err(Error::Usage(
                 "--alloc arena does not apply to --mode unified (managed memory)".into(),
             ));
         }
@@ -165,7 +165,7 @@ impl ConfigArgs {
             None => vec![None],
         };
         if modes.contains(&Mode::Unified) && settings.iter().any(Option::is_some) {
-            return Err(SynthError::Usage(
+            return Err(Error::Usage(
                 "--prefetch does not apply to --mode unified (managed memory)".into(),
             ));
         }
@@ -180,7 +180,7 @@ pub fn parse_prefetch(s: &str) -> Result<Vec<Option<usize>>> {
             "off" => Ok(None),
             w => match w.parse::<usize>() {
                 Ok(n) if n > 0 => Ok(Some(n)),
-                _ => Err(SynthError::Usage(format!(
+                _ => Err(Error::Usage(format!(
                     "--prefetch {w}: a window of at least 1 object use, or off"
                 ))),
             },
@@ -190,8 +190,8 @@ pub fn parse_prefetch(s: &str) -> Result<Vec<Option<usize>>> {
 
 /// A `memhc-select` error as a usage error of `option` (`--policy: unknown eviction policy
 /// 'lfu' (known: ...)`).
-pub fn usage(option: &'static str) -> impl Fn(SelectError) -> SynthError {
-    move |e| SynthError::Usage(format!("{option}: {e}"))
+pub fn usage(option: &'static str) -> impl Fn(SelectError) -> Error {
+    move |e| Error::Usage(format!("{option}: {e}"))
 }
 
 /// The host memory available, in bytes: `MEMHC_HOST_MEMORY` when set (`off`: unknown, so no
@@ -201,7 +201,7 @@ pub fn host_memory() -> Result<Option<u64>> {
         Ok(v) if v.trim() == "off" => Ok(None),
         Ok(v) => parse_bytes(&v)
             .map(Some)
-            .map_err(|e| SynthError::Usage(format!("{HOST_MEMORY_VAR}: {e}"))),
+            .map_err(|e| Error::Usage(format!("{HOST_MEMORY_VAR}: {e}"))),
         Err(_) => Ok(available_host_memory()),
     }
 }
@@ -217,7 +217,7 @@ pub fn check_generated(
     available: Option<u64>,
 ) -> Result<()> {
     if p.vectors == 0 {
-        return Err(SynthError::Usage(
+        return Err(Error::Usage(
             "--vectors 0: a run needs at least one vector".into(),
         ));
     }
@@ -249,7 +249,7 @@ mod tests {
         assert!(check_generated("the run", &none, false, None).is_err());
         assert!(matches!(
             check_generated("the run", &p, true, Some(16 << 20)),
-            Err(SynthError::HostMemory { .. })
+            Err(Error::HostMemory { .. })
         ));
         // A plan materialises no values: 16 MiB holds the default queue's bookkeeping.
         assert!(check_generated("the plan", &p, false, Some(16 << 20)).is_ok());

@@ -15,7 +15,7 @@ use memhc_select::{Build, Open, SelectError, WithBackend, dispatch};
 
 pub use memhc_select::BackendChoice;
 
-use crate::error::{Result, SynthError};
+use crate::error::{Error, Result};
 use crate::run::{RunSpec, Traced, run_observed};
 use crate::workload::{Analysis, Workload};
 
@@ -28,13 +28,11 @@ const BUILD: Build = Build {
 
 /// A `memhc-select` error as `memhc-synth` reports it: a backend that cannot open is a
 /// runtime error, anything else a usage error naming `--backend`.
-fn synth_error(e: SelectError) -> SynthError {
+fn synth_error(e: SelectError) -> Error {
     match e {
         SelectError::Open(e) => memhc_core::Error::from(e).into(),
-        SelectError::NotBuilt { backend, .. } => {
-            SynthError::Usage(format!("--backend {backend}: {e}"))
-        }
-        other => SynthError::Usage(format!("--backend: {other}")),
+        SelectError::NotBuilt { backend, .. } => Error::Usage(format!("--backend {backend}: {e}")),
+        other => Error::Usage(format!("--backend: {other}")),
     }
 }
 

@@ -31,7 +31,7 @@ mod sweep;
 pub use memhc_workload::{error, file, generate, host_memory, plan, replay, run, workload};
 
 pub use memhc_workload::{
-    Analysis, ContractionSpec, Dist, NodeData, NodeSpec, Result, SynthError, SynthParams,
-    TraceSpec, Workload, WorkloadError,
+    Analysis, ContractionSpec, Dist, Error, NodeData, NodeSpec, Result, SynthParams, TraceSpec,
+    Workload, WorkloadError,
 };
 pub use record::Record;

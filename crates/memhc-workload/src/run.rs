@@ -11,7 +11,7 @@ use memhc_core::{
 };
 use memhc_host::null::NullBackend;
 
-use crate::error::{Result, SynthError};
+use crate::error::{Error, Result};
 use crate::workload::{Analysis, Workload};
 
 /// How to run a workload.
@@ -190,14 +190,14 @@ pub fn run_observed<B: Backend>(
     progress: &mut dyn FnMut(usize),
 ) -> Result<Traced> {
     if spec.mode == Mode::Unified && !backend.supports_managed() {
-        return Err(SynthError::Usage(format!(
+        return Err(Error::Usage(format!(
             "--mode unified needs managed memory, which the {} does not have",
             backend.name()
         )));
     }
     let needed = largest_working_set(w, a);
     if spec.budget < needed {
-        return Err(SynthError::Usage(format!(
+        return Err(Error::Usage(format!(
             "a device budget of {} bytes cannot hold one contraction, which needs {needed} bytes",
             spec.budget
         )));
@@ -220,7 +220,7 @@ pub fn run_observed<B: Backend>(
     engine
         .runtime()
         .audit()
-        .map_err(|e| SynthError::Usage(e.to_string()))?;
+        .map_err(|e| Error::Usage(e.to_string()))?;
     let outcome = Outcome {
         stats: engine.runtime().stats(),
         wall_s: done.wall_s,
@@ -246,7 +246,7 @@ fn untouched_zeros(n: usize) -> Result<Vec<Complex64>> {
         .and_then(|parts| bytemuck::allocation::try_zeroed_vec::<f64>(parts).ok())
         .map(bytemuck::allocation::cast_vec)
         .ok_or_else(|| {
-            SynthError::Usage(format!(
+            Error::Usage(format!(
                 "a dry run cannot reserve address space for a node of {n} complex doubles"
             ))
         })
@@ -386,8 +386,8 @@ fn execute<B: Backend>(
 }
 
 /// An error that means the analysis does not belong to the workload.
-fn internal(what: String) -> SynthError {
-    SynthError::Usage(format!(
+fn internal(what: String) -> Error {
+    Error::Usage(format!(
         "internal: {what} (is the analysis of another workload?)"
     ))
 }
@@ -407,8 +407,7 @@ pub fn verify(
     for (slot, n) in values.iter_mut().zip(&w.nodes) {
         *slot = Some(n.data.materialise(&n.shape));
     }
-    let missing =
-        |what: &str| SynthError::Verification(format!("\"{what}\" has no reference value"));
+    let missing = |what: &str| Error::Verification(format!("\"{what}\" has no reference value"));
     let value = |values: &[Option<HadronNode>], i: usize| -> Result<HadronNode> {
         values
             .get(i)
@@ -449,7 +448,7 @@ pub fn verify(
         let err = reference::relative_error(got, want);
         worst = worst.max(err);
         if err > TOLERANCE || err.is_nan() {
-            return Err(SynthError::Verification(format!(
+            return Err(Error::Verification(format!(
                 "result \"{name}\" differs from the reference: relative error {err:e}"
             )));
         }
@@ -463,7 +462,7 @@ pub fn verify(
         let err = (got - want).norm() / want.norm().max(f64::MIN_POSITIVE);
         worst = worst.max(err);
         if err > TOLERANCE || err.is_nan() {
-            return Err(SynthError::Verification(format!(
+            return Err(Error::Verification(format!(
                 "trace ({ta}, {tb}) differs from the reference: relative error {err:e}"
             )));
         }
