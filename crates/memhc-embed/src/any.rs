@@ -51,7 +51,7 @@ impl AnyEngine {
         let config = options.config()?;
         let choice = BUILD.check(options.backend)?;
         if !choice.has_data() {
-            return Err(SelectError::NoData(choice).into());
+            return Err(SelectError::NoData(choice.name()).into());
         }
         let open = Open {
             budget: config.budget,

@@ -108,7 +108,7 @@ impl Build {
         match self.has(choice) {
             true => Ok(choice),
             false => Err(SelectError::NotBuilt {
-                backend: choice,
+                backend: choice.name(),
                 package: self.package,
             }),
         }

@@ -147,7 +147,7 @@ impl AnyBackend {
             }
             #[allow(unreachable_patterns)]
             other => Err(SelectError::NotBuilt {
-                backend: other,
+                backend: other.name(),
                 package: "memhc-select",
             }),
         }
@@ -214,7 +214,7 @@ pub fn check(choice: BackendChoice) -> Result<()> {
         BackendChoice::Rocm => memhc_hip::probe().map(drop).map_err(SelectError::from),
         #[allow(unreachable_patterns)]
         other => Err(SelectError::NotBuilt {
-            backend: other,
+            backend: other.name(),
             package: "memhc-select",
         }),
     }

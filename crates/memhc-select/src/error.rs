@@ -2,7 +2,6 @@
 
 use memhc_core::BackendError;
 
-use crate::backend::BackendChoice;
 use crate::bytes::BytesError;
 
 /// A name that reads as nothing known, a backend this build lacks, or one that cannot open.
@@ -13,7 +12,8 @@ use crate::bytes::BytesError;
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SelectError {
-    /// Not one of the backends' names ([`BackendChoice::NAMES`]); holds the name given.
+    /// Not one of the backends' names ([`BackendChoice::ALL`](crate::BackendChoice::ALL));
+    /// holds the name given.
     #[error("unknown backend '{0}' (host, model, cuda or rocm)")]
     UnknownBackend(String),
     /// A backend the program was built without: how to rebuild it with the backend.
@@ -22,8 +22,8 @@ pub enum SelectError {
          (cargo build --release -p {package} --features {backend})"
     )]
     NotBuilt {
-        /// The backend asked for.
-        backend: BackendChoice,
+        /// The backend asked for, by name.
+        backend: &'static str,
         /// The package to rebuild (`memhc-cli`, `memhc-synth`, ...).
         package: &'static str,
     },
@@ -32,7 +32,7 @@ pub enum SelectError {
         "the {0} backend models time and holds no data, so it computes no values; model a run \
          with `memhc run --backend model` or `memhc-synth --backend model`"
     )]
-    NoData(BackendChoice),
+    NoData(&'static str),
     /// The backend did not open here: no driver, library or device, or a bad budget. The
     /// backend's own one-line reason.
     #[error(transparent)]

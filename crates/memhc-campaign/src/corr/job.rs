@@ -105,7 +105,7 @@ impl BackendRunner {
     pub fn new(choice: BackendChoice) -> Result<Self, SelectError> {
         match choice.has_data() {
             true => Ok(BackendRunner(choice)),
-            false => Err(SelectError::NoData(choice)),
+            false => Err(SelectError::NoData(choice.name())),
         }
     }
 
