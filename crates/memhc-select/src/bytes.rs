@@ -87,7 +87,7 @@ pub fn parse_bytes(text: &str) -> Result<u64, BytesError> {
     }
     let end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (digits, rest) = t.split_at(end);
-    if digits.is_empty() || rest.starts_with(|c: char| c == '.' || c == ',' || c == '_') {
+    if digits.is_empty() || rest.starts_with(['.', ',', '_']) {
         return Err(fail(BytesProblem::NotDigits));
     }
     let shift = unit_shift(rest.trim_start()).ok_or_else(|| fail(BytesProblem::UnknownUnit))?;

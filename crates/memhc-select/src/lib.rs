@@ -19,7 +19,7 @@
 //! * [`backend`]: backends by name (`host`, `model`, `cuda`, `rocm`), and [`Build`], what a
 //!   program was built with, which refuses a GPU backend the program lacks with the line that
 //!   rebuilds it.
-//! * [`dispatch`]: the one generic dispatch. Work is written once as a [`WithBackend`] job,
+//! * [`mod@dispatch`]: the one generic dispatch. Work is written once as a [`WithBackend`] job,
 //!   generic over [`memhc_core::Backend`]; [`dispatch()`] opens the backend a name chose (the
 //!   host reference device, the modelled H100, or a GPU, which loads its libraries now and
 //!   says in one line why it cannot open without hardware) and runs the job on it.
