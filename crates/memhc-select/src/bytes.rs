@@ -20,7 +20,8 @@
 /// Why a text is not a byte count.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "'{text}' is not a positive number of bytes: {reason} (digits, then K, M, G or T, powers of 1024, with an optional B or iB: 512M, 8GiB)"
+    "'{text}' is not a positive number of bytes: {reason} (digits, then K, M, G or T, powers \
+     of 1024, with an optional B or iB: 512M, 8GiB)"
 )]
 pub struct BytesError {
     /// The text given.
@@ -207,7 +208,11 @@ mod tests {
     proptest! {
         /// Every spelling of a count in every unit reads back as the count times its power.
         #[test]
-        fn spellings_of_one_count_agree(n in 1u64..(1 << 23), unit in 0usize..5, form in 0usize..4) {
+        fn spellings_of_one_count_agree(
+            n in 1u64..(1 << 23),
+            unit in 0usize..5,
+            form in 0usize..4,
+        ) {
             let prefix = ["", "K", "M", "G", "T"][unit];
             let suffix = match (unit, form) {
                 (0, 0 | 1) => "",

@@ -1,10 +1,10 @@
 //! # memhc-select
 //!
 //! The one place memhc reads names. A physicist types `--backend cuda --budget 8GiB --policy
-//! belady`; a C program names `"cuda"` and `"belady"` in its `memhc_config`; a Python script
-//! passes `backend="cuda", budget="8G"`; a campaign manifest says `"budget": "2G"`. Every one of these
-//! texts is read here, by the same code, so that a spelling that works in one place works in
-//! all of them and is refused everywhere with the same one-line message.
+//! belady`; a C program names `"cuda"` and `"belady"` in its `memhc_config`; a Python
+//! script passes `backend="cuda", budget="8G"`; a campaign manifest says `"budget": "2G"`.
+//! Every one of these texts is read here, by the same code, so that a spelling that works in
+//! one place works in all of them and is refused everywhere with the same one-line message.
 //!
 //! The crate has four parts, one module each:
 //!
@@ -47,10 +47,13 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Below this crate nothing reads a user's text: the runtime takes a `Config`, the backends
-//! take byte counts. Above it, `memhc-synth`, the `memhc` command, `memhc-embed` (and through
-//! it C and Python) and `memhc-campaign` read through it and add only the option's name to
-//! its messages.
+//! Below this crate, the names are defined but not read from a user's text: each type says
+//! which names it has (`PolicyKind::name`, `Mode::name`, `Alloc::name`), the runtime takes a
+//! `Config`, the backends take byte counts. Above it, `memhc-synth`, the `memhc` command,
+//! `memhc-embed` (and through it C and Python) and `memhc-campaign` read backends, byte
+//! counts, policies, modes and allocation settings through it (a campaign manifest its byte
+//! counts) and add only the option's name to its messages. (Names that belong to one tool
+//! stay with it: `memhc-synth --dist`, `memhc gen`'s presets, `MEMHC_MODEL`'s parameters.)
 #![forbid(unsafe_code)]
 
 pub mod backend;
