@@ -40,7 +40,7 @@ pub enum BytesProblem {
     #[error("a count has no sign")]
     Signed,
     /// No digits where the number should be, or something that is not a digit among them.
-    #[error("it does not start with whole digits")]
+    #[error("not a whole number")]
     NotDigits,
     /// The unit is none of the known ones.
     #[error("unknown unit")]
