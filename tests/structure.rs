@@ -6,7 +6,11 @@
 //!   paths, resolved to the file of the deepest module they name), and the `crate::` and
 //!   `super::` paths its code names in place (`crate::validate::model(file)`), has no cycle. A module's
 //!   `use` of its own submodules (its re-exports) is not an edge: a parent owns its children,
-//!   and a child may use its parent.
+//!   and a child may use its parent;
+//! * names are read in one layer (`docs/architecture.md`): no `fn parse_bytes` outside
+//!   `memhc-select`; no package but the facade and `memhc-select` depends on the GPU backend
+//!   crates `memhc-cuda` and `memhc-hip`; only the crates above `memhc-select` depend on it;
+//!   and the `memhc` command (`memhc-cli`) does not depend on `memhc-synth`.
 //!
 //! Only the standard library is used, so this runs wherever the workspace builds.
 
@@ -284,6 +288,128 @@ fn no_import_cycles_between_files() {
         }
     }
     assert!(cycles.is_empty(), "import cycles: {cycles:#?}");
+}
+
+/// Every package's manifest in the workspace: the root's, `synth/`, `cli/`, `crates/*`.
+fn manifests() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = vec![
+        root.join("Cargo.toml"),
+        root.join("synth/Cargo.toml"),
+        root.join("cli/Cargo.toml"),
+    ];
+    for entry in fs::read_dir(root.join("crates")).unwrap() {
+        let manifest = entry.unwrap().path().join("Cargo.toml");
+        if manifest.is_file() {
+            out.push(manifest);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A package's name and the names in its `[dependencies]` table (not dev or build
+/// dependencies), from the text of its `Cargo.toml`: `name = ...`, `name.workspace = true`.
+fn package_and_dependencies(text: &str) -> (String, BTreeSet<String>) {
+    let mut package = String::new();
+    let mut deps = BTreeSet::new();
+    let mut section = "";
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            section = line;
+            continue;
+        }
+        let key = line
+            .split(['=', '.'])
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_owned();
+        if key.is_empty() || key.starts_with('#') {
+            continue;
+        }
+        match section {
+            "[package]" if key == "name" => {
+                package = line
+                    .split('=')
+                    .nth(1)
+                    .unwrap_or("")
+                    .trim()
+                    .trim_matches('"')
+                    .to_owned();
+            }
+            "[dependencies]" => {
+                deps.insert(key);
+            }
+            _ => {}
+        }
+    }
+    (package, deps)
+}
+
+#[test]
+fn names_are_read_in_one_layer() {
+    let graph: BTreeMap<String, BTreeSet<String>> = manifests()
+        .iter()
+        .map(|m| package_and_dependencies(&fs::read_to_string(m).unwrap()))
+        .collect();
+    assert!(graph.contains_key("memhc-select"), "{:?}", graph.keys());
+    let mut broken = Vec::new();
+    // The GPU backend crates are opened by memhc-select alone (and re-exported by the facade).
+    for (package, deps) in &graph {
+        for gpu in ["memhc-cuda", "memhc-hip"] {
+            if deps.contains(gpu) && !["memhc", "memhc-select"].contains(&package.as_str()) {
+                broken.push(format!(
+                    "{package} depends on {gpu}: open backends through memhc-select"
+                ));
+            }
+        }
+    }
+    // Only the crates above memhc-select read names through it.
+    let above = [
+        "memhc-synth",
+        "memhc-cli",
+        "memhc-embed",
+        "memhc-capi",
+        "memhc-py",
+        "memhc-campaign",
+    ];
+    for (package, deps) in &graph {
+        if deps.contains("memhc-select") && !above.contains(&package.as_str()) {
+            broken.push(format!("{package} is below memhc-select and depends on it"));
+        }
+    }
+    if graph
+        .get("memhc-cli")
+        .is_some_and(|d| d.contains("memhc-synth"))
+    {
+        broken.push("memhc-cli depends on memhc-synth".to_owned());
+    }
+    // One grammar of byte counts.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in ["src", "synth", "cli", "crates"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    for f in files {
+        let text = fs::read_to_string(&f).unwrap();
+        let outside = !f.starts_with(root.join("crates/memhc-select"));
+        if outside && text.contains("fn parse_bytes") {
+            broken.push(format!(
+                "{}: a parse_bytes outside memhc-select",
+                f.display()
+            ));
+        }
+    }
+    assert!(broken.is_empty(), "{broken:#?}");
+}
+
+#[test]
+fn manifests_are_read_for_names_and_dependencies() {
+    let text = "[package]\nname = \"a-b\"\n\n[dependencies]\nx.workspace = true\n# y = 1\nz = { path = \"z\" }\n\n[dev-dependencies]\nw = \"1\"\n";
+    let (name, deps) = package_and_dependencies(text);
+    assert_eq!(name, "a-b");
+    assert_eq!(deps, BTreeSet::from(["x".to_owned(), "z".to_owned()]));
 }
 
 #[test]

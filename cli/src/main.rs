@@ -19,8 +19,8 @@ use memhc_corr::{Order, OutputForm, PlanOptions};
 use memhc_corr_gen::file::{FileOptions, to_file};
 use memhc_corr_gen::model::TimePair;
 use memhc_corr_gen::presets::{Preset, correlator_matrix};
-use memhc_synth::args::{parse_bytes, parse_modes, parse_policies};
-use memhc_synth::observe::Observe;
+use memhc_select::{BackendChoice, names, parse_bytes};
+use memhc_trace::Observe;
 
 /// With the `mimalloc` feature (the default), mimalloc is the process's allocator; without it,
 /// the system's.
@@ -78,7 +78,8 @@ enum Command {
         /// Streams.
         #[arg(long, default_value_t = 4)]
         streams: usize,
-        /// Device budget in bytes (K, M, G, T suffixes); default: the plan's peak (no eviction).
+        /// Device budget in bytes: digits, then K, M, G or T (powers of 1024) with an optional
+        /// B or iB (512M, 8GiB); default: the plan's peak (no eviction).
         #[arg(long, value_parser = parse_bytes)]
         budget: Option<u64>,
         /// Backend: host (the CPU reference device), cuda or rocm (with the build features of
@@ -293,11 +294,10 @@ fn execute(cli: Cli) -> Result<(), String> {
                 ));
             }
             let backend = backend::choose(&backend)?;
-            backend.check().map_err(|e| e.to_string())?;
             // Checked before anything runs: a bad --out must not cost a run.
             let out = out.map(|p| out_form(&p).map(|_| p)).transpose()?;
-            let policies = parse_policies(&policy).map_err(|e| e.to_string())?;
-            let modes = parse_modes(&mode).map_err(|e| e.to_string())?;
+            let policies = names::policies(&policy).map_err(|e| format!("--policy: {e}"))?;
+            let modes = names::modes(&mode).map_err(|e| format!("--mode: {e}"))?;
             let observe = Observe {
                 timeline,
                 report,
@@ -310,7 +310,7 @@ fn execute(cli: Cli) -> Result<(), String> {
             let budget = budget.unwrap_or(report.peak_bytes.max(1));
             // Admitted before anything is made or printed: the largest step must fit the
             // budget, the host must hold the values (and the host backend's device memory).
-            let host_device = matches!(backend, memhc_synth::device::BackendChoice::Host);
+            let host_device = backend == BackendChoice::Host;
             memhc_corr::admit_run(&plan, budget, host_device).map_err(|e| e.to_string())?;
             let reference = if verify {
                 Some(memhc_corr::reference::correlators(&model).map_err(|e| e.to_string())?)

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::args::{check_generated, parse_policies};
+use crate::args::{check_generated, usage};
 use crate::error::Result;
 use crate::generate::generate;
 use crate::planning::{PlanArgs, plan_command};
@@ -106,7 +106,7 @@ pub fn main(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
 }
 
 fn trace(slots: usize, policy: &str, vectors: &[String]) -> Result<()> {
-    let policies = parse_policies(policy)?;
+    let policies = memhc_select::names::policies(policy).map_err(usage("--policy"))?;
     let vectors = replay::parse_vectors(vectors)?;
     let lines = replay::replay(slots, &policies, &vectors)?;
     report::to_stdout(&lines.iter().map(|l| format!("{l}\n")).collect::<String>())

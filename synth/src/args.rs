@@ -6,14 +6,15 @@ use std::path::PathBuf;
 
 use clap::Args;
 use memhc_core::{Alloc, Mode, PolicyKind};
+use memhc_select::{SelectError, names, parse_bytes};
 
 use crate::error::human_bytes;
-use crate::error::{Result, SynthError};
+use crate::error::{Error, Result};
 use crate::generate::{Dist, SynthParams};
 use crate::host_memory::{admit, available_host_memory, generated_bytes};
 
 /// The environment variable that sets the host memory available to a run (bytes, with an
-/// optional K, M, G or T suffix), instead of what the system says; `off` skips the check.
+/// optional K, M, G or T suffix, as `--budget`), instead of what the system says; `off` skips the check.
 pub const HOST_MEMORY_VAR: &str = "MEMHC_HOST_MEMORY";
 
 /// The most streams a run takes ([`hadron::admission::MAX_STREAMS`]).
@@ -108,7 +109,8 @@ pub struct ConfigArgs {
     /// most bytes the run holds resident when nothing is evicted. Default 0 (everything fits).
     #[arg(long, conflicts_with = "budget", allow_negative_numbers = true)]
     pub oversub: Option<f64>,
-    /// Device budget in bytes (suffixes K, M, G, T allowed: 512M, 2G).
+    /// Device budget in bytes: digits, then K, M, G or T (powers of 1024) with an optional B
+    /// or iB: 512M, 2G, 8GiB.
     #[arg(long, value_parser = parse_bytes)]
     pub budget: Option<u64>,
 }
@@ -116,24 +118,24 @@ pub struct ConfigArgs {
 impl ConfigArgs {
     /// The policies, the modes, and a check of the streams and the oversubscription rate.
     pub fn parse(&self) -> Result<(Vec<PolicyKind>, Vec<Mode>)> {
-        let policies = parse_policies(&self.policy)?;
-        let modes = parse_modes(&self.mode)?;
+        let policies = names::policies(&self.policy).map_err(usage("--policy"))?;
+        let modes = names::modes(&self.mode).map_err(usage("--mode"))?;
         if self.streams == 0 {
-            return Err(SynthError::Usage("--streams must be at least 1".into()));
+            return Err(Error::Usage("--streams must be at least 1".into()));
         }
         if self.streams > MAX_STREAMS {
-            return Err(SynthError::Usage(format!(
+            return Err(Error::Usage(format!(
                 "--streams {}: at most {MAX_STREAMS} (the host backend runs a thread per stream)",
                 self.streams
             )));
         }
         if let Some(o) = self.oversub.filter(|o| !o.is_finite() || *o < 0.0) {
-            return Err(SynthError::Usage(format!(
+            return Err(Error::Usage(format!(
                 "--oversub {o}: must be a number >= 0"
             )));
         }
         if self.reuse_tolerance > 100 {
-            return Err(SynthError::Usage(format!(
+            return Err(Error::Usage(format!(
                 "--reuse-tolerance {}: at most 100 (percent)",
                 self.reuse_tolerance
             )));
@@ -145,11 +147,15 @@ impl ConfigArgs {
     /// for the unified mode among `modes`.
     pub fn allocs(&self, modes: &[Mode]) -> Result<Vec<Option<Alloc>>> {
         let allocs: Vec<Option<Alloc>> = match &self.alloc {
-            Some(list) => parse_allocs(list)?.into_iter().map(Some).collect(),
+            Some(list) => names::allocs(list)
+                .map_err(usage("--alloc"))?
+                .into_iter()
+                .map(Some)
+                .collect(),
             None => vec![None],
         };
         if modes.contains(&Mode::Unified) && allocs.contains(&Some(Alloc::Arena)) {
-            return Err(SynthError::Usage(
+            return Err(Error::Usage(
                 "--alloc arena does not apply to --mode unified (managed memory)".into(),
             ));
         }
@@ -162,7 +168,7 @@ impl ConfigArgs {
     pub fn pinned(&self, modes: &[Mode]) -> Result<bool> {
         let pinned = self.host_memory == "pinned";
         if pinned && modes.contains(&Mode::Unified) {
-            return Err(SynthError::Usage(
+            return Err(Error::Usage(
                 "--host-memory pinned does not apply to --mode unified (managed memory is read \
                  in place)"
                     .into(),
@@ -179,7 +185,7 @@ impl ConfigArgs {
             None => vec![None],
         };
         if modes.contains(&Mode::Unified) && settings.iter().any(Option::is_some) {
-            return Err(SynthError::Usage(
+            return Err(Error::Usage(
                 "--prefetch does not apply to --mode unified (managed memory)".into(),
             ));
         }
@@ -194,7 +200,7 @@ pub fn parse_prefetch(s: &str) -> Result<Vec<Option<usize>>> {
             "off" => Ok(None),
             w => match w.parse::<usize>() {
                 Ok(n) if n > 0 => Ok(Some(n)),
-                _ => Err(SynthError::Usage(format!(
+                _ => Err(Error::Usage(format!(
                     "--prefetch {w}: a window of at least 1 object use, or off"
                 ))),
             },
@@ -202,70 +208,10 @@ pub fn parse_prefetch(s: &str) -> Result<Vec<Option<usize>>> {
         .collect()
 }
 
-/// The allocation settings of `--alloc`: a list, or `all`.
-pub fn parse_allocs(s: &str) -> Result<Vec<Alloc>> {
-    if s == "all" {
-        return Ok(Alloc::ALL.to_vec());
-    }
-    s.split(',')
-        .map(|a| {
-            a.trim()
-                .parse::<Alloc>()
-                .map_err(|e| SynthError::Usage(format!("--alloc: {e}")))
-        })
-        .collect()
-}
-
-/// Parses a byte count with an optional K, M, G or T suffix (powers of 1024).
-pub fn parse_bytes(s: &str) -> std::result::Result<u64, String> {
-    let t = s.trim();
-    let (digits, unit) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => (&t[..i], c.to_ascii_uppercase()),
-        _ => (t, 'B'),
-    };
-    let factor: u64 = match unit {
-        'B' => 1,
-        'K' => 1 << 10,
-        'M' => 1 << 20,
-        'G' => 1 << 30,
-        'T' => 1 << 40,
-        other => return Err(format!("unknown unit '{other}' in '{s}' (K, M, G or T)")),
-    };
-    digits
-        .trim()
-        .parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(factor))
-        .filter(|&n| n > 0)
-        .ok_or_else(|| format!("'{s}' is not a positive number of bytes"))
-}
-
-/// The policies of `--policy`: a list, or `all`.
-pub fn parse_policies(s: &str) -> Result<Vec<PolicyKind>> {
-    if s == "all" {
-        return Ok(PolicyKind::ALL.to_vec());
-    }
-    s.split(',')
-        .map(|p| {
-            p.trim()
-                .parse::<PolicyKind>()
-                .map_err(|e| SynthError::Usage(format!("--policy: {e}")))
-        })
-        .collect()
-}
-
-/// The modes of `--mode`: a list, or `all` for the paper's four explicit ones.
-pub fn parse_modes(s: &str) -> Result<Vec<Mode>> {
-    if s == "all" {
-        return Ok(Mode::ALL.to_vec());
-    }
-    s.split(',')
-        .map(|m| {
-            m.trim()
-                .parse::<Mode>()
-                .map_err(|e| SynthError::Usage(format!("--mode: {e}")))
-        })
-        .collect()
+/// A `memhc-select` error as a usage error of `option` (`--policy: unknown eviction policy
+/// 'lfu' (known: ...)`).
+pub fn usage(option: &'static str) -> impl Fn(SelectError) -> Error {
+    move |e| Error::Usage(format!("{option}: {e}"))
 }
 
 /// The host memory available, in bytes: `MEMHC_HOST_MEMORY` when set (`off`: unknown, so no
@@ -275,7 +221,7 @@ pub fn host_memory() -> Result<Option<u64>> {
         Ok(v) if v.trim() == "off" => Ok(None),
         Ok(v) => parse_bytes(&v)
             .map(Some)
-            .map_err(|e| SynthError::Usage(format!("{HOST_MEMORY_VAR}: {e}"))),
+            .map_err(|e| Error::Usage(format!("{HOST_MEMORY_VAR}: {e}"))),
         Err(_) => Ok(available_host_memory()),
     }
 }
@@ -291,7 +237,7 @@ pub fn check_generated(
     available: Option<u64>,
 ) -> Result<()> {
     if p.vectors == 0 {
-        return Err(SynthError::Usage(
+        return Err(Error::Usage(
             "--vectors 0: a run needs at least one vector".into(),
         ));
     }
@@ -313,18 +259,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn byte_counts() {
-        assert_eq!(parse_bytes("512M"), Ok(512 << 20));
-        assert_eq!(parse_bytes("2g"), Ok(2 << 30));
-        assert_eq!(parse_bytes("3T"), Ok(3 << 40));
-        assert_eq!(parse_bytes("1000"), Ok(1000));
-        assert!(parse_bytes("0").is_err());
-        assert!(parse_bytes("12X").is_err());
-        assert!(parse_bytes("lots").is_err());
-        assert!(parse_bytes("99999999999T").is_err());
-    }
-
-    #[test]
     fn generated_parameters_are_checked_before_generating() {
         let p = SynthParams::default();
         assert!(check_generated("the run", &p, true, None).is_ok());
@@ -335,7 +269,7 @@ mod tests {
         assert!(check_generated("the run", &none, false, None).is_err());
         assert!(matches!(
             check_generated("the run", &p, true, Some(16 << 20)),
-            Err(SynthError::HostMemory { .. })
+            Err(Error::HostMemory { .. })
         ));
         // A plan materialises no values: 16 MiB holds the default queue's bookkeeping.
         assert!(check_generated("the plan", &p, false, Some(16 << 20)).is_ok());

@@ -19,7 +19,6 @@ pub mod app;
 pub mod args;
 pub mod device;
 mod distributed;
-pub mod observe;
 pub mod planning;
 pub mod plot;
 mod prepared;
@@ -32,7 +31,7 @@ mod sweep;
 pub use memhc_workload::{error, file, generate, host_memory, plan, replay, run, workload};
 
 pub use memhc_workload::{
-    Analysis, ContractionSpec, Dist, NodeData, NodeSpec, Result, SynthError, SynthParams,
-    TraceSpec, Workload, WorkloadError,
+    Analysis, ContractionSpec, Dist, Error, NodeData, NodeSpec, Result, SynthParams, TraceSpec,
+    Workload, WorkloadError,
 };
 pub use record::Record;

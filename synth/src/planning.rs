@@ -10,7 +10,7 @@ use clap::Args;
 use serde::Serialize;
 
 use crate::args::{ConfigArgs, WorkloadArgs, check_generated, host_memory};
-use crate::error::{Result, SynthError, human_bytes};
+use crate::error::{Error, Result, human_bytes};
 use crate::file;
 use crate::generate::generate;
 use crate::host_memory::{HostNeeds, admit, dry_run_needs, host_needs};
@@ -83,7 +83,7 @@ fn refuse_unpredicted(config: &ConfigArgs, modes: &[memhc_core::Mode]) -> Result
     let allocs = config.allocs(modes)?;
     let prefetches = config.prefetches(modes)?;
     let cannot = |flag: String| -> Result<()> {
-        Err(SynthError::Usage(format!(
+        Err(Error::Usage(format!(
             "{flag}: plan cannot predict it yet (its dry runs use each mode's own allocation,              no prefetch and exact reuse); run without it, or run the workload to measure"
         )))
     };
@@ -174,12 +174,12 @@ pub fn plan_command(args: &PlanArgs) -> Result<()> {
     };
     let json = || {
         serde_json::to_string_pretty(&output)
-            .map_err(|e| SynthError::Usage(format!("cannot encode the plan as JSON: {e}")))
+            .map_err(|e| Error::Usage(format!("cannot encode the plan as JSON: {e}")))
     };
     match &args.json {
         Some(path) if path.as_os_str() == "-" => to_stdout(&(json()? + "\n")),
         Some(path) => {
-            std::fs::write(path, json()? + "\n").map_err(|e| SynthError::io(path, e))?;
+            std::fs::write(path, json()? + "\n").map_err(|e| Error::io(path, e))?;
             to_stdout(&table(&output, &w))
         }
         None => to_stdout(&table(&output, &w)),

@@ -15,7 +15,7 @@ use plotters::drawing::DrawingAreaErrorKind;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
-use crate::error::{Result, SynthError};
+use crate::error::{Error, Result};
 use crate::record::{PARAMETERS, Record};
 
 /// Width and height of every plot, in pixels.
@@ -72,20 +72,18 @@ const METRICS: [Metric; 3] = [
 ///
 /// # Errors
 ///
-/// [`SynthError::Usage`] when there are no records or a record carries no value for `swept`
-/// (see [`Record::parameter`]); [`SynthError::Io`], with the file's path, when the directory
+/// [`Error::Usage`] when there are no records or a record carries no value for `swept`
+/// (see [`Record::parameter`]); [`Error::Io`], with the file's path, when the directory
 /// cannot be created, a plot cannot be drawn, or a file cannot be written.
 pub fn write_plots(dir: &Path, records: &[Record], swept: &str) -> Result<Vec<PathBuf>> {
     let Some(first) = records.first() else {
-        return Err(SynthError::Usage(
-            "--plot: there are no records to plot".into(),
-        ));
+        return Err(Error::Usage("--plot: there are no records to plot".into()));
     };
     let xs = records
         .iter()
         .map(|r| {
             r.parameter(swept).ok_or_else(|| {
-                SynthError::Usage(format!(
+                Error::Usage(format!(
                     "--plot: cannot plot against `{swept}`: the records carry no such parameter \
                      (plots draw one of {}, with a value in every record)",
                     PARAMETERS.join(", ")
@@ -93,7 +91,7 @@ pub fn write_plots(dir: &Path, records: &[Record], swept: &str) -> Result<Vec<Pa
             })
         })
         .collect::<Result<Vec<f64>>>()?;
-    fs::create_dir_all(dir).map_err(|e| SynthError::io(dir, e))?;
+    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
 
     let context = context(first, records, swept);
     let mut written = Vec::with_capacity(METRICS.len());
@@ -112,12 +110,12 @@ pub fn write_plots(dir: &Path, records: &[Record], swept: &str) -> Result<Vec<Pa
         };
         let path = dir.join(format!("{}-vs-{swept}.svg", metric.stem));
         let svg = render(&chart).map_err(|e| {
-            SynthError::io(
+            Error::io(
                 &path,
                 io::Error::other(format!("drawing the plot failed: {e}")),
             )
         })?;
-        fs::write(&path, svg).map_err(|e| SynthError::io(&path, e))?;
+        fs::write(&path, svg).map_err(|e| Error::io(&path, e))?;
         written.push(path);
     }
     Ok(written)

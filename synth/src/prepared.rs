@@ -6,7 +6,7 @@ use indicatif::ProgressBar;
 use memhc_core::{Alloc, Mode, PolicyKind};
 
 use crate::device::{BackendChoice, run_on};
-use crate::error::{Result, SynthError};
+use crate::error::{Error, Result};
 use crate::generate::SynthParams;
 use crate::host_memory::{admit, host_needs};
 use crate::record::Record;
@@ -66,7 +66,7 @@ impl Prepared {
         admit_run(0)?;
         let peak = peak_without_eviction(&workload, &analysis)?;
         if peak == 0 {
-            return Err(SynthError::Usage(
+            return Err(Error::Usage(
                 "the workload puts nothing on the device (no contractions, no traces): \
                  nothing to run"
                     .into(),
@@ -78,7 +78,7 @@ impl Prepared {
         };
         let needed = largest_working_set(&workload, &analysis);
         if budget < needed {
-            return Err(SynthError::Usage(format!(
+            return Err(Error::Usage(format!(
                 "a device budget of {budget} bytes cannot hold one contraction, which needs {needed} bytes"
             )));
         }
@@ -203,7 +203,7 @@ pub(crate) fn median_run(
         times.push((o.wall_s, o.cpu_s, o.device_compute_s));
         first.get_or_insert(traced);
     }
-    let mut first = first.ok_or_else(|| SynthError::Usage("--runs must be at least 1".into()))?;
+    let mut first = first.ok_or_else(|| Error::Usage("--runs must be at least 1".into()))?;
     times.sort_by(|a, b| a.0.total_cmp(&b.0));
     let (wall_s, cpu_s, device_compute_s) = times[times.len() / 2];
     first.outcome.wall_s = wall_s;

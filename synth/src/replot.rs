@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use clap::builder::PossibleValuesParser;
 
-use crate::error::{Result, SynthError};
+use crate::error::{Error, Result};
 use crate::plot;
 use crate::record::{PARAMETERS, Record};
 
@@ -51,7 +51,7 @@ enum Filter {
 impl Filter {
     fn parse(s: &str) -> Result<Self> {
         let usage = || {
-            SynthError::Usage(format!(
+            Error::Usage(format!(
                 "--where {s}: expected KEY=VALUE with KEY one of {}, {}, {}",
                 PARAMETERS.join(", "),
                 NUMBERS.join(", "),
@@ -71,7 +71,7 @@ impl Filter {
         }
         match value.parse::<f64>() {
             Ok(v) if v.is_finite() => Ok(Filter::Number(key.into(), Some(v))),
-            _ => Err(SynthError::Usage(format!(
+            _ => Err(Error::Usage(format!(
                 "--where {s}: `{value}` is not a finite number (or `none`)"
             ))),
         }
@@ -120,8 +120,8 @@ fn same(a: f64, b: f64) -> bool {
 ///
 /// # Errors
 ///
-/// [`SynthError::Io`] when the file cannot be read or a plot cannot be written;
-/// [`SynthError::Usage`] when the file is not a list of records, a filter is malformed, no
+/// [`Error::Io`] when the file cannot be read or a plot cannot be written;
+/// [`Error::Usage`] when the file is not a list of records, a filter is malformed, no
 /// record is left, a record has no value for `--against`, or a series has two records at one
 /// x value (naming the field that tells them apart, and the `--where` that selects one).
 pub fn plot_command(a: &PlotArgs) -> Result<()> {
@@ -135,7 +135,7 @@ pub fn plot_command(a: &PlotArgs) -> Result<()> {
         .filter(|r| filters.iter().all(|f| f.keeps(r)))
         .collect();
     if records.is_empty() {
-        return Err(SynthError::Usage(format!(
+        return Err(Error::Usage(format!(
             "{}: no record is left to plot{}",
             a.records.display(),
             if a.filters.is_empty() {
@@ -150,7 +150,7 @@ pub fn plot_command(a: &PlotArgs) -> Result<()> {
         .filter(|r| r.parameter(&a.against).is_none())
         .count();
     if without > 0 {
-        return Err(SynthError::Usage(format!(
+        return Err(Error::Usage(format!(
             "--against {}: {without} of the records have no {} (runs given a budget in bytes \
              have no oversubscription rate); leave them out with --where {}=VALUE",
             a.against, a.against, a.against
@@ -164,9 +164,9 @@ pub fn plot_command(a: &PlotArgs) -> Result<()> {
 }
 
 fn read_records(path: &Path) -> Result<Vec<Record>> {
-    let text = fs::read_to_string(path).map_err(|e| SynthError::io(path, e))?;
+    let text = fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
     serde_json::from_str(&text).map_err(|e| {
-        SynthError::Usage(format!(
+        Error::Usage(format!(
             "{}: not the records of memhc-synth --json: {e}",
             path.display()
         ))
@@ -196,7 +196,7 @@ fn check_one_per_point(records: &[Record], against: &str) -> Result<()> {
                 (*k, text(o), text(r))
             }))
             .find(|(_, a, b)| a != b);
-        return Err(SynthError::Usage(match differs {
+        return Err(Error::Usage(match differs {
             Some((k, a, b)) => format!(
                 "series {series} has two records at {against} = {x} ({k} {a} and {b}): choose \
                  one with --where {k}=VALUE"
@@ -240,10 +240,7 @@ mod tests {
             "repeat=nan",
             "seed=inf",
         ] {
-            assert!(
-                matches!(Filter::parse(bad), Err(SynthError::Usage(_))),
-                "{bad}"
-            );
+            assert!(matches!(Filter::parse(bad), Err(Error::Usage(_))), "{bad}");
         }
     }
 

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::error::{Result, SynthError};
+use crate::error::{Error, Result};
 use crate::record::Record;
 
 /// A plain-text table of the records, one line each, aligned.
@@ -186,7 +186,7 @@ pub fn to_stdout(text: &str) -> Result<()> {
     use std::io::Write as _;
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(SynthError::io("stdout", e)),
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::io("stdout", e)),
         _ => Ok(()),
     }
 }
@@ -194,19 +194,19 @@ pub fn to_stdout(text: &str) -> Result<()> {
 /// Writes the records as a JSON array.
 pub fn write_json(path: &Path, records: &[Record]) -> Result<()> {
     let text = serde_json::to_string_pretty(records)
-        .map_err(|e| SynthError::Usage(format!("cannot encode records as JSON: {e}")))?;
-    std::fs::write(path, text + "\n").map_err(|e| SynthError::io(path, e))
+        .map_err(|e| Error::Usage(format!("cannot encode records as JSON: {e}")))?;
+    std::fs::write(path, text + "\n").map_err(|e| Error::io(path, e))
 }
 
 /// Writes the records as CSV, one row each, with a header.
 pub fn write_csv(path: &Path, records: &[Record]) -> Result<()> {
     let io = |e: csv::Error| match e.into_kind() {
-        csv::ErrorKind::Io(e) => SynthError::io(path, e),
-        other => SynthError::Usage(format!("{}: cannot write CSV: {other:?}", path.display())),
+        csv::ErrorKind::Io(e) => Error::io(path, e),
+        other => Error::Usage(format!("{}: cannot write CSV: {other:?}", path.display())),
     };
     let mut w = csv::Writer::from_path(path).map_err(io)?;
     for r in records {
         w.serialize(r).map_err(io)?;
     }
-    w.flush().map_err(|e| SynthError::io(path, e))
+    w.flush().map_err(|e| Error::io(path, e))
 }

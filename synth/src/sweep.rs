@@ -9,16 +9,16 @@ use indicatif::ProgressBar;
 use memhc_core::{Alloc, Mode, PolicyKind};
 
 use crate::args::{check_generated, host_memory};
-use crate::device::{BackendChoice, run_on};
-use crate::error::{Result, SynthError};
+use crate::device::{BackendChoice, choose, run_on};
+use crate::error::{Error, Result};
 use crate::generate::{SynthParams, generate};
-use crate::observe::Observe;
 use crate::prepared::{PointSetup, Prepared, median_run};
 use crate::record::Record;
 use crate::run::{RunSpec, miss_lower_bound};
 use crate::runargs::RunArgs;
 use crate::workload::Workload;
 use crate::{file, plot, report};
+use memhc_trace::{Observe, TraceError};
 
 /// Unified memory is never oversubscribed: refuses a point whose budget is below its peak.
 pub(crate) fn refuse_oversubscribed_unified(modes: &[Mode], prepared: &[Prepared]) -> Result<()> {
@@ -26,7 +26,7 @@ pub(crate) fn refuse_oversubscribed_unified(modes: &[Mode], prepared: &[Prepared
         return Ok(());
     }
     match prepared.iter().find(|p| p.budget < p.peak) {
-        Some(p) => Err(SynthError::Usage(format!(
+        Some(p) => Err(Error::Usage(format!(
             "unified memory is never oversubscribed: --mode unified needs a budget of at least \
              the peak, {} bytes, but {} makes it {} bytes",
             p.peak,
@@ -46,7 +46,7 @@ pub(crate) struct Sweep {
 }
 
 pub(crate) fn parse_sweep(s: &str) -> Result<Sweep> {
-    let usage = |why: &str| SynthError::Usage(format!("--sweep {s}: {why}"));
+    let usage = |why: &str| Error::Usage(format!("--sweep {s}: {why}"));
     let (key, list) = s
         .split_once('=')
         .ok_or_else(|| usage("expected KEY=V1,V2,..."))?;
@@ -144,25 +144,24 @@ impl Parsed {
         let allocs = a.config.allocs(&modes)?;
         let prefetches = a.config.prefetches(&modes)?;
         let pinned = a.config.pinned(&modes)?;
-        let backend: BackendChoice = a.backend.parse()?;
-        backend.check()?;
+        let backend = choose(&a.backend)?;
         let sweeps = a
             .sweep
             .iter()
             .map(|s| parse_sweep(s))
             .collect::<Result<Vec<_>>>()?;
         if a.config.budget.is_some() && sweeps.iter().any(|s| s.key == "oversub") {
-            return Err(SynthError::Usage(
+            return Err(Error::Usage(
                 "--sweep oversub=... and --budget exclude each other".into(),
             ));
         }
         if a.journal.is_some() && (a.timeline.is_some() || a.report) {
-            return Err(SynthError::Usage(
+            return Err(Error::Usage(
                 "--timeline and --report are for a run in one process, not with --journal".into(),
             ));
         }
         if sweeps.len() > 1 && a.plot.is_some() {
-            return Err(SynthError::Usage(
+            return Err(Error::Usage(
                 "--plot draws one swept parameter; give one --sweep".into(),
             ));
         }
@@ -207,7 +206,7 @@ impl Parsed {
     pub(crate) fn load(&mut self, a: &RunArgs) -> Result<()> {
         if let Some(path) = &a.workload.workload {
             if self.sweeps.iter().any(|s| s.key != "oversub") {
-                return Err(SynthError::Usage(
+                return Err(Error::Usage(
                     "with --workload only --sweep oversub=... applies (the file fixes the rest)"
                         .into(),
                 ));
@@ -215,7 +214,7 @@ impl Parsed {
             self.loaded = Some(file::load(path)?);
         }
         if a.runs == 0 {
-            return Err(SynthError::Usage("--runs must be at least 1".into()));
+            return Err(Error::Usage("--runs must be at least 1".into()));
         }
         self.points = points(&self.base, self.default_oversub, &self.sweeps);
         Ok(())
@@ -227,7 +226,7 @@ impl Parsed {
         let (params, oversub) = self
             .points
             .get(i)
-            .ok_or_else(|| SynthError::Usage(format!("no point {i} in this sweep")))?;
+            .ok_or_else(|| Error::Usage(format!("no point {i} in this sweep")))?;
         let workload = match &self.loaded {
             Some(w) => w.clone(),
             None => {
@@ -314,10 +313,10 @@ impl RunPlan {
                 let record = p.record(&self.backend_name, &spec, lower_bound, outcome);
                 if events {
                     let (label, title) = run_label(&record, observed.several_points);
-                    let (text, files) =
-                        observed
-                            .outputs
-                            .emit(&label, &title, &traced.events, &traced.timeline)?;
+                    let (text, files) = observed
+                        .outputs
+                        .emit(&label, &title, &traced.events, &traced.timeline)
+                        .map_err(|TraceError::Io { path, source }| Error::io(path, source))?;
                     observed.reports.extend(text);
                     observed.written.extend(files);
                 }
@@ -330,14 +329,14 @@ impl RunPlan {
 
 /// The exit code of an error: 2 for bad input (workload, options, files, host memory), 1 for
 /// a run that failed.
-pub(crate) fn exit_code(e: &SynthError) -> u8 {
+pub(crate) fn exit_code(e: &Error) -> u8 {
     let input = matches!(
         e,
-        SynthError::Workload(_)
-            | SynthError::Usage(_)
-            | SynthError::Io { .. }
-            | SynthError::HostMemory { .. }
-            | SynthError::Hadron(
+        Error::Workload(_)
+            | Error::Usage(_)
+            | Error::Io { .. }
+            | Error::HostMemory { .. }
+            | Error::Hadron(
                 hadron::HadronError::OutOfHostMemory { .. } | hadron::HadronError::TooLarge(_)
             )
     );

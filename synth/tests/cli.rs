@@ -565,7 +565,7 @@ fn backend_cuda_runs_or_says_why_not() {
     let mut args = SMALL.to_vec();
     args.extend_from_slice(&["--backend", "cuda", "--verify"]);
     let o = synth(&args);
-    match memhc_cuda::CudaBackend::new() {
+    match memhc_select::check(memhc_select::BackendChoice::Cuda) {
         Ok(_) => assert!(o.status.success(), "{}", stderr(&o)),
         Err(_) => {
             eprintln!("no CUDA here: checking the error: {}", stderr(&o));
@@ -600,7 +600,7 @@ fn backend_rocm_runs_or_says_why_not() {
     args.extend_from_slice(&["--backend", "rocm", "--verify"]);
     let o = synth(&args);
     let err = stderr(&o);
-    match memhc_hip::probe() {
+    match memhc_select::check(memhc_select::BackendChoice::Rocm) {
         Ok(_) => assert!(o.status.success(), "{err}"),
         Err(_) => {
             eprintln!("no ROCm here: checking the error: {err}");

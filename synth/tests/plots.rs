@@ -5,7 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use memhc_synth::plot::write_plots;
-use memhc_synth::{Record, SynthError};
+use memhc_synth::{Error, Record};
 
 /// A record of one run at repeated rate `repeat` with the given metrics.
 fn record(policy: &str, mode: &str, repeat: f64, gflops: f64, evictions: u64) -> Record {
@@ -201,7 +201,7 @@ fn plots_other_swept_parameters_and_single_points() {
 fn unknown_swept_parameter_is_a_usage_error() {
     let dir = temp_dir("unknown");
     match write_plots(&dir, &sweep(), "colour") {
-        Err(SynthError::Usage(msg)) => {
+        Err(Error::Usage(msg)) => {
             assert!(msg.contains("colour"), "{msg}");
             assert!(msg.contains("no such parameter"), "{msg}");
         }
@@ -214,7 +214,7 @@ fn unknown_swept_parameter_is_a_usage_error() {
     records[3].oversub = None;
     assert!(matches!(
         write_plots(&dir, &records, "oversub"),
-        Err(SynthError::Usage(msg)) if msg.contains("oversub")
+        Err(Error::Usage(msg)) if msg.contains("oversub")
     ));
     assert!(!dir.exists());
 }
@@ -223,7 +223,7 @@ fn unknown_swept_parameter_is_a_usage_error() {
 fn no_records_is_a_usage_error() {
     let dir = temp_dir("empty");
     match write_plots(&dir, &[], "repeat") {
-        Err(SynthError::Usage(msg)) => assert!(msg.contains("no records"), "{msg}"),
+        Err(Error::Usage(msg)) => assert!(msg.contains("no records"), "{msg}"),
         other => panic!("expected a usage error, got {other:?}"),
     }
     assert!(!dir.exists());
@@ -236,7 +236,7 @@ fn unwritable_directory_is_an_io_error_with_the_path() {
     let file = base.join("not-a-dir");
     fs::write(&file, "x").unwrap();
     match write_plots(&file, &sweep(), "repeat") {
-        Err(e @ SynthError::Io { .. }) => {
+        Err(e @ Error::Io { .. }) => {
             assert!(e.to_string().contains("not-a-dir"), "{e}");
         }
         other => panic!("expected an I/O error, got {other:?}"),

@@ -150,14 +150,15 @@ impl<B: Backend> Engine<B> {
     }
 
     /// A hint that nodes `ids` will be used or released soon: reads their shapes and the
-    /// runtime's records of them in one pass ([`Runtime::warm`]). Changes nothing.
+    /// runtime's records of them in one pass, into the CPU's caches
+    /// ([`Runtime::touch_records`]; nothing is brought to the device). Changes nothing.
     pub fn warm(&self, ids: &[ObjectId]) {
         let known = ids
             .iter()
             .filter(|&&id| self.shapes.get(id).is_some())
             .count();
         std::hint::black_box(known);
-        self.rt.warm(ids);
+        self.rt.touch_records(ids);
     }
 
     /// The shape of a node of this engine.

@@ -13,7 +13,7 @@ use std::time::Duration;
 use common::{CONFIGURATIONS, TWO, a1_at, a1_file, dir, manifest};
 
 use memhc_campaign::corr::units::reseed;
-use memhc_campaign::corr::{CampaignValues, CorrCampaign, CorrJob, HostRunner};
+use memhc_campaign::corr::{BackendRunner, CampaignValues, CorrCampaign, CorrJob};
 use memhc_campaign::{CampaignError, Fault, FaultAction, Journal, Timing, run_local};
 use memhc_corr::{GraphSpec, LoopSpec};
 
@@ -28,7 +28,7 @@ fn run(
         Some(j) => j.load(units)?,
         None => vec![None; units.len()],
     };
-    let job = CorrJob::new(HostRunner);
+    let job = CorrJob::new(BackendRunner::host());
     run_local(
         &job,
         units,

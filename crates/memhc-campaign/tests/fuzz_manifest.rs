@@ -93,7 +93,7 @@ fn admit(path: &std::path::Path) -> Result<usize, String> {
         let spec: UnitSpec = serde_json::from_str(&unit.spec).map_err(|e| e.to_string())?;
         let model = unit_model(&spec).map_err(|e| e.to_string())?;
         let (plan, budget) = unit_plan(&model, &spec.run).map_err(|e| e.0)?;
-        admit_unit(&plan, budget, "host").map_err(|e| e.0)?;
+        admit_unit(&plan, budget, memhc_select::BackendChoice::Host).map_err(|e| e.0)?;
     }
     Ok(campaign.units().len())
 }

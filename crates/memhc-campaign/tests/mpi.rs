@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use common::{CONFIGURATIONS, a1_file, dir, manifest};
 use memhc_campaign::corr::command::{CampaignOptions, main as campaign_main};
-use memhc_campaign::corr::{CorrCampaign, CorrJob, HostRunner};
+use memhc_campaign::corr::{BackendRunner, CorrCampaign, CorrJob};
 use memhc_campaign::{FAULT_VAR, Timing, run_local};
 use memhc_corr::{GraphSpec, LoopSpec};
 
@@ -60,7 +60,11 @@ fn rank() -> ! {
         summary: Some(PathBuf::from(&a[4])),
         progress: true,
     };
-    std::process::exit(i32::from(campaign_main("mpi-test", HostRunner, &options)));
+    std::process::exit(i32::from(campaign_main(
+        "mpi-test",
+        BackendRunner,
+        &options,
+    )));
 }
 
 /// The campaign in this process, one rank, no MPI: the bytes every MPI run must give.
@@ -68,7 +72,7 @@ fn in_process(m: &Path) -> Vec<u8> {
     let campaign = CorrCampaign::load(m, "host").unwrap();
     let mut results = vec![None; campaign.units().len()];
     run_local(
-        &CorrJob::new(HostRunner),
+        &CorrJob::new(BackendRunner::host()),
         campaign.units(),
         &mut results,
         None,

@@ -79,9 +79,9 @@ fn repeated_inputs_are_hits_and_outputs_stay_on_the_device() {
 }
 
 #[test]
-fn warming_records_changes_nothing() {
+fn touching_records_changes_nothing() {
     // Resident and dirty (c), resident and consistent (a, b), released (d), unknown (e): a
-    // warm pass over all of them leaves every count, state and value as it was.
+    // touch of all of them leaves every count, state and value as it was.
     let mut rt = runtime(Config::default());
     let l = square(4, 6);
     let Operands { a, b, c, av, bv } = operands(&mut rt, l, 7);
@@ -91,7 +91,7 @@ fn warming_records_changes_nothing() {
     let e = ObjectId::from_index(1 << 20);
     let before = (rt.stats(), [a, b, c].map(|id| rt.state(id).unwrap()));
 
-    rt.warm(&[a, b, c, d, e, a]);
+    rt.touch_records(&[a, b, c, d, e, a]);
 
     assert_eq!(
         (rt.stats(), [a, b, c].map(|id| rt.state(id).unwrap())),

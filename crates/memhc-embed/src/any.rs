@@ -1,10 +1,12 @@
 //! A hadron engine on any of the backends, whichever Rust type it is.
 
 use hadron::Engine;
+use memhc_core::Runtime;
 use memhc_host::HostBackend;
+use memhc_select::{AnyBackend, Build, Device, Open, SelectError};
 
 use crate::error::{EmbedError, Result};
-use crate::options::{BackendName, Options};
+use crate::options::Options;
 
 /// An engine on one of the backends this build has.
 #[derive(Debug)]
@@ -13,10 +15,10 @@ pub(crate) enum AnyEngine {
     Host(Engine<HostBackend>),
     /// The NVIDIA backend.
     #[cfg(feature = "cuda")]
-    Cuda(Engine<memhc_cuda::CudaBackend>),
+    Cuda(Engine<memhc_select::dispatch::CudaBackend>),
     /// The AMD backend.
     #[cfg(feature = "rocm")]
-    Rocm(Engine<memhc_hip::HipBackend>),
+    Rocm(Engine<memhc_select::dispatch::HipBackend>),
 }
 
 /// Runs `$body` with `$e` bound to the engine, whatever its backend.
@@ -33,39 +35,40 @@ macro_rules! with_engine {
 }
 pub(crate) use with_engine;
 
+/// The GPU backends this build of `memhc-embed` (and so of the C library and the Python
+/// module) has.
+const BUILD: Build = Build {
+    package: "memhc-embed",
+    cuda: cfg!(feature = "cuda"),
+    rocm: cfg!(feature = "rocm"),
+};
+
 impl AnyEngine {
-    /// Opens the backend `options` names and a runtime on it.
+    /// Opens the backend `options` names (through `memhc-select`, which opens every backend)
+    /// and a runtime on it. A backend this build lacks, or one without data (the model), is
+    /// [`EmbedError::Unavailable`].
     pub(crate) fn open(options: &Options) -> Result<Self> {
         let config = options.config()?;
-        match options.backend {
-            BackendName::Host => {
-                let capacity = config.budget.unwrap_or(crate::options::DEFAULT_HOST_BUDGET);
-                let rt = memhc_core::Runtime::new(HostBackend::new(capacity), config)?;
-                Ok(AnyEngine::Host(Engine::new(rt)))
-            }
-            #[cfg(feature = "cuda")]
-            BackendName::Cuda => {
-                let backend = match config.budget {
-                    Some(b) => memhc_cuda::CudaBackend::with_budget(b),
-                    None => memhc_cuda::CudaBackend::new(),
-                }?;
-                let rt = memhc_core::Runtime::new(backend, config)?;
-                Ok(AnyEngine::Cuda(Engine::new(rt)))
-            }
-            #[cfg(feature = "rocm")]
-            BackendName::Rocm => {
-                let backend = match config.budget {
-                    Some(b) => memhc_hip::HipBackend::with_budget(b),
-                    None => memhc_hip::HipBackend::new(),
-                }?;
-                let rt = memhc_core::Runtime::new(backend, config)?;
-                Ok(AnyEngine::Rocm(Engine::new(rt)))
-            }
-            #[allow(unreachable_patterns)]
-            other => Err(EmbedError::Unavailable(format!(
-                "this build of memhc has no {0} backend; rebuild with the feature `{0}`",
-                other.name()
-            ))),
+        let choice = BUILD.check(options.backend)?;
+        if !choice.has_data() {
+            return Err(SelectError::NoData(choice.name()).into());
         }
+        let open = Open {
+            budget: config.budget,
+            device: Device::First,
+        };
+        Ok(match AnyBackend::open(choice, &open)? {
+            AnyBackend::Host(b) => AnyEngine::Host(Engine::new(Runtime::new(b, config)?)),
+            #[cfg(feature = "cuda")]
+            AnyBackend::Cuda(b) => AnyEngine::Cuda(Engine::new(Runtime::new(b, config)?)),
+            #[cfg(feature = "rocm")]
+            AnyBackend::Rocm(b) => AnyEngine::Rocm(Engine::new(Runtime::new(b, config)?)),
+            other => {
+                return Err(EmbedError::Unavailable(format!(
+                    "the {} backend cannot hold a session",
+                    other.choice()
+                )));
+            }
+        })
     }
 }

@@ -16,7 +16,7 @@ use memhc_corr::{CorrelatorValues, Correlators, Model, OutputForm, Plan, PlanOpt
 
 use crate::any::{AnyEngine, with_engine};
 use crate::error::{EmbedError, Result};
-use crate::options::{BackendName, Options};
+use crate::options::{BackendChoice, Options};
 
 pub use memhc_corr::{Order, PlanReport};
 
@@ -123,7 +123,7 @@ impl CorrRun {
     pub fn budget_for(&self, options: &Options) -> Result<Option<usize>> {
         match (options.budget, options.backend) {
             (Some(b), _) => Ok(Some(b)),
-            (None, BackendName::Host) => {
+            (None, BackendChoice::Host) => {
                 let peak = self.plan.report.peak_bytes.max(1);
                 usize::try_from(peak).map(Some).map_err(|_| {
                     EmbedError::InvalidArgument(format!(
@@ -148,7 +148,7 @@ impl CorrRun {
     pub fn run(&self, options: &Options) -> Result<CorrResults> {
         let mut options = options.clone();
         options.budget = self.budget_for(&options)?;
-        let host_device = options.backend == BackendName::Host;
+        let host_device = options.backend == BackendChoice::Host;
         if let Some(budget) = options.budget {
             memhc_corr::admit_run(&self.plan, budget as u64, host_device)?;
         }
@@ -411,7 +411,7 @@ mod tests {
         assert_eq!(run.budget_for(&Options::default())?, Some(peak));
         assert_eq!(run.budget_for(&Options::host(4096))?, Some(4096));
         let gpu = Options {
-            backend: BackendName::Cuda,
+            backend: BackendChoice::Cuda,
             ..Options::default()
         };
         assert_eq!(run.budget_for(&gpu)?, None);

@@ -4,6 +4,7 @@
 use hadron::HadronError;
 use memhc_core::{BackendError, Error};
 use memhc_corr::CorrError;
+use memhc_select::{BytesError, SelectError};
 
 /// What went wrong, in the few kinds a caller in another language branches on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -93,6 +94,28 @@ impl From<CorrError> for EmbedError {
 impl From<Error> for EmbedError {
     fn from(e: Error) -> Self {
         EmbedError::Hadron(HadronError::Runtime(e))
+    }
+}
+
+impl From<SelectError> for EmbedError {
+    /// A name that reads as nothing (a backend, a policy, a mode, a byte count) is
+    /// [`ErrorKind::UnknownName`]; a backend this build lacks, or one without data, is
+    /// [`ErrorKind::Unavailable`]; a backend that did not open keeps its own kind.
+    fn from(e: SelectError) -> Self {
+        match e {
+            SelectError::Open(e) => e.into(),
+            SelectError::UnknownBackend(_)
+            | SelectError::Bytes(_)
+            | SelectError::UnknownName(_) => EmbedError::UnknownName(e.to_string()),
+            other => EmbedError::Unavailable(other.to_string()),
+        }
+    }
+}
+
+impl From<BytesError> for EmbedError {
+    /// [`ErrorKind::UnknownName`], as every name that does not read.
+    fn from(e: BytesError) -> Self {
+        EmbedError::UnknownName(e.to_string())
     }
 }
 

@@ -5,8 +5,10 @@
 //! how values cross the boundary.
 //!
 //! * [`Options`]: a runtime described by names and numbers, as a C struct or Python keywords
-//!   give it: the backend (`host`, `cuda`, `rocm`), the device budget (`"8G"` through
-//!   [`parse_bytes`]), the eviction policy, the mode, the streams and the random policy's seed.
+//!   give it: the backend (`host`, `cuda`, `rocm`), the device budget (`"8G"`, `"512MiB"`:
+//!   [`parse_bytes_usize`], the one grammar of byte counts, `memhc-select`'s), the eviction
+//!   policy, the mode, the streams and the random policy's seed. Every name is read by
+//!   `memhc-select`, as on the command lines.
 //! * [`Session`]: a [`hadron::Engine`] on the backend the options name, whatever its type
 //!   (the backends are different Rust types; the session hides which one it holds): register
 //!   host nodes, contract with any spin mapping, run vectors, trace, read results into a
@@ -72,7 +74,8 @@ pub use corr::{
     CorrOptions, CorrResults, CorrRun, Order, PlanReport, check_output_path, load_correlators,
 };
 pub use error::{EmbedError, ErrorKind, Result};
-pub use options::{BackendName, Options, parse_bytes};
+pub use memhc_select::{BackendChoice, BytesError, parse_bytes_usize};
+pub use options::Options;
 pub use session::Session;
 
 /// The hadron layer (nodes, mappings, contractions, traces), re-exported for the types the

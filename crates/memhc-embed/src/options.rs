@@ -1,66 +1,17 @@
 //! A runtime described by names and numbers: what a C struct or Python keywords give.
 
-use std::str::FromStr;
-
 use memhc_core::{Config, Mode, PolicyKind};
+use memhc_select::{names, parse_bytes_usize};
 
 use crate::error::{EmbedError, Result};
 
-/// The backend a session runs on, by the names `memhc-synth --backend` uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum BackendName {
-    /// The host reference backend: the CPU plays a device of `budget` bytes.
-    Host,
-    /// The NVIDIA backend (feature `cuda`; CUDA is loaded at run time).
-    Cuda,
-    /// The AMD backend (feature `rocm`; HIP and rocBLAS are loaded at run time).
-    Rocm,
-}
-
-impl BackendName {
-    /// `host`, `cuda` or `rocm`.
-    pub fn name(self) -> &'static str {
-        match self {
-            BackendName::Host => "host",
-            BackendName::Cuda => "cuda",
-            BackendName::Rocm => "rocm",
-        }
-    }
-
-    /// Whether this build has the backend compiled in (it may still fail to open at run time
-    /// without a driver or a device).
-    pub fn compiled(self) -> bool {
-        match self {
-            BackendName::Host => true,
-            BackendName::Cuda => cfg!(feature = "cuda"),
-            BackendName::Rocm => cfg!(feature = "rocm"),
-        }
-    }
-}
-
-impl FromStr for BackendName {
-    type Err = EmbedError;
-
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "host" => Ok(BackendName::Host),
-            "cuda" => Ok(BackendName::Cuda),
-            "rocm" => Ok(BackendName::Rocm),
-            other => Err(EmbedError::UnknownName(format!(
-                "unknown backend '{other}' (known: host, cuda, rocm)"
-            ))),
-        }
-    }
-}
-
-/// The host backend's device size when no budget is given: 1 GiB.
-pub const DEFAULT_HOST_BUDGET: usize = 1 << 30;
+pub use memhc_select::{BackendChoice, DEFAULT_HOST_BUDGET};
 
 /// Everything needed to open a [`Session`](crate::Session).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Options {
     /// Which backend.
-    pub backend: BackendName,
+    pub backend: BackendChoice,
     /// Device bytes the runtime may hold. `None`: the device's free memory on a GPU, and
     /// [`DEFAULT_HOST_BUDGET`] on the host backend (whose "device" is that many bytes of host
     /// memory, taken as objects need it).
@@ -79,7 +30,7 @@ impl Default for Options {
     /// The host backend with [`DEFAULT_HOST_BUDGET`], LRU, the optimal mode, 4 streams.
     fn default() -> Self {
         Options {
-            backend: BackendName::Host,
+            backend: BackendChoice::Host,
             budget: None,
             policy: PolicyKind::Lru,
             mode: Mode::Optimal,
@@ -99,7 +50,7 @@ impl Options {
     }
 
     /// Options from names, each `None` for its default: a backend (`host`, `cuda`, `rocm`), a
-    /// budget (`"8G"`, see [`parse_bytes`]), a policy (`lru`, `pp-lru`, `random`, `mru`,
+    /// budget (`"8G"`, `"512MiB"`: `memhc_select::bytes`' grammar, powers of 1024), a policy (`lru`, `pp-lru`, `random`, `mru`,
     /// `car`, `clock-pro`, `belady`) and a mode (`naive`, `reorg`, `reorg-sync`, `optimal`,
     /// `unified`).
     pub fn from_names(
@@ -113,17 +64,13 @@ impl Options {
             o.backend = b.parse()?;
         }
         if let Some(b) = budget {
-            o.budget = Some(parse_bytes(b)?);
+            o.budget = Some(parse_bytes_usize(b)?);
         }
         if let Some(p) = policy {
-            o.policy = p
-                .parse::<PolicyKind>()
-                .map_err(|e| EmbedError::UnknownName(memhc_core::Error::from(e).to_string()))?;
+            o.policy = names::policy(p)?;
         }
         if let Some(m) = mode {
-            o.mode = m
-                .parse::<Mode>()
-                .map_err(|e| EmbedError::UnknownName(e.to_string()))?;
+            o.mode = names::mode(m)?;
         }
         Ok(o)
     }
@@ -146,43 +93,12 @@ impl Options {
             .with_streams(self.streams)
             .with_seed(self.seed);
         c.budget = self.budget;
-        if self.backend == BackendName::Host {
+        if self.backend == BackendChoice::Host {
             c.budget = Some(self.budget.unwrap_or(DEFAULT_HOST_BUDGET));
         }
         c.validate()?;
         Ok(c)
     }
-}
-
-/// Parses a byte count: digits with an optional `K`, `M`, `G` or `T` suffix (powers of 1024),
-/// optionally followed by `B` or `iB` (`"8G"`, `"512MiB"`, `"1048576"`). Zero is refused.
-pub fn parse_bytes(s: &str) -> Result<usize> {
-    let bad = || {
-        EmbedError::UnknownName(format!(
-            "'{s}' is not a positive number of bytes (digits, then K, M, G or T)"
-        ))
-    };
-    let t = s.trim();
-    let t = t
-        .strip_suffix("iB")
-        .or_else(|| t.strip_suffix('B'))
-        .unwrap_or(t);
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (digits, unit) = t.split_at(split);
-    let shift = match unit.trim().to_ascii_uppercase().as_str() {
-        "" => 0,
-        "K" => 10,
-        "M" => 20,
-        "G" => 30,
-        "T" => 40,
-        _ => return Err(bad()),
-    };
-    digits
-        .parse::<usize>()
-        .ok()
-        .and_then(|n| n.checked_mul(1usize.checked_shl(shift)?))
-        .filter(|&n| n > 0)
-        .ok_or_else(bad)
 }
 
 #[cfg(test)]
@@ -192,13 +108,15 @@ mod tests {
 
     #[test]
     fn byte_counts() {
-        assert_eq!(parse_bytes("8G").ok(), Some(8 << 30));
-        assert_eq!(parse_bytes("512MiB").ok(), Some(512 << 20));
-        assert_eq!(parse_bytes(" 4k ").ok(), Some(4096));
-        assert_eq!(parse_bytes("100").ok(), Some(100));
-        assert_eq!(parse_bytes("100B").ok(), Some(100));
+        let budget = |b| Options::from_names(None, Some(b), None, None).map(|o| o.budget);
+        assert_eq!(budget("8G").ok(), Some(Some(8 << 30)));
+        assert_eq!(budget("8GiB").ok(), Some(Some(8 << 30)));
+        assert_eq!(budget("512MiB").ok(), Some(Some(512 << 20)));
+        assert_eq!(budget(" 4k ").ok(), Some(Some(4096)));
+        assert_eq!(budget("100").ok(), Some(Some(100)));
+        assert_eq!(budget("100B").ok(), Some(Some(100)));
         for bad in ["", "0", "G", "-1", "1.5G", "8X", "99999999999999999999T"] {
-            let e = parse_bytes(bad).err().map(|e| e.kind());
+            let e = budget(bad).err().map(|e| e.kind());
             assert_eq!(e, Some(ErrorKind::UnknownName), "{bad}");
         }
     }
@@ -212,6 +130,7 @@ mod tests {
         assert_eq!((o.policy, o.mode), (PolicyKind::Belady, Mode::Naive));
         for (b, p, m) in [
             (Some("tpu"), None, None),
+            (Some("hip"), None, None),
             (None, Some("fifo"), None),
             (None, None, Some("fast")),
         ] {

@@ -145,7 +145,7 @@ impl Session {
 mod tests {
     use super::*;
     use crate::ErrorKind;
-    use crate::options::BackendName;
+    use crate::options::BackendChoice;
     use hadron::{HadronNode, SpinMapping, reference};
     use std::sync::Arc;
 
@@ -214,7 +214,7 @@ mod tests {
             kind(tiny.contract(0, &Contraction::new(big, big, diag))),
             Some(ErrorKind::DoesNotFit)
         );
-        for gpu in [BackendName::Cuda, BackendName::Rocm] {
+        for gpu in [BackendChoice::Cuda, BackendChoice::Rocm] {
             // Without a GPU (CI), opening says why; with one, it works.
             let opened = Session::open(&Options {
                 backend: gpu,

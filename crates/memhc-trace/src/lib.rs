@@ -11,7 +11,9 @@
 //!   write) and the two redundancies of data movement MemHC removes (repeated copies, and
 //!   refetches after eviction), each with its distance in queue steps and its bytes, and the
 //!   top memory peaks with the objects live at each ([`patterns`] defines them);
-//! * [`plot`]: SVG plots of device memory over time, and of the timeline.
+//! * [`plot`]: SVG plots of device memory over time, and of the timeline;
+//! * [`Observe`]: the three as command lines ask for them (`--timeline FILE`, `--report`,
+//!   `--plot DIR`), one run or several, shared by `memhc-synth` and `memhc run`.
 //!
 //! [`replay`] replays a log into memory over time and each object's residencies, and [`work`]
 //! times every copy and GEMM by the backend's timeline; the three consumers build on them.
@@ -41,6 +43,7 @@
 pub mod chrome;
 pub mod error;
 mod finding;
+pub mod observe;
 pub mod patterns;
 pub mod plot;
 pub mod replay;
@@ -49,5 +52,6 @@ pub mod work;
 
 pub use error::{Result, TraceError};
 pub use finding::{Finding, Pattern, ReportOptions};
+pub use observe::Observe;
 pub use replay::Replay;
 pub use report::{Peak, Report, Summary};

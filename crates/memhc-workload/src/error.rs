@@ -1,4 +1,7 @@
-//! Errors of the synthetic tool: each is one line that says where the problem is.
+//! Errors of the workload layer (generating, reading, writing, running and planning queues),
+//! and so of `memhc-synth`, which re-exports them: each is one line that says where the
+//! problem is. The crate's error is [`Error`] (called `SynthError` before issue 28, after the
+//! tool that first had it).
 
 use std::path::PathBuf;
 
@@ -28,10 +31,11 @@ impl WorkloadError {
     }
 }
 
-/// Everything that can stop the tool.
+/// Everything that can stop a workload: generating, reading, writing, running or planning one
+/// (and so everything that stops `memhc-synth`).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum SynthError {
+pub enum Error {
     /// A bad workload or workload file.
     #[error(transparent)]
     Workload(#[from] WorkloadError),
@@ -74,10 +78,10 @@ pub enum SynthError {
     },
 }
 
-impl SynthError {
+impl Error {
     /// An I/O error on `path`.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        SynthError::Io {
+        Error::Io {
             path: path.into(),
             source,
         }
@@ -101,4 +105,4 @@ pub fn human_bytes(bytes: u64) -> String {
 }
 
 /// Shorthand for results of the tool.
-pub type Result<T, E = SynthError> = std::result::Result<T, E>;
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -33,7 +33,7 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
 
-use crate::error::{Result, SynthError, WorkloadError};
+use crate::error::{Error, Result, WorkloadError};
 use crate::workload::{ContractionSpec, NodeData, NodeSpec, Workload};
 
 /// How a repeated slot picks its earlier node. Written and parsed as `uniform`, `gaussian`
@@ -72,11 +72,11 @@ impl serde::Serialize for Dist {
 }
 
 impl FromStr for Dist {
-    type Err = SynthError;
+    type Err = Error;
 
     fn from_str(s: &str) -> Result<Self> {
         let unknown = || {
-            SynthError::Usage(format!(
+            Error::Usage(format!(
                 "unknown distribution '{s}' (uniform, gaussian, recent or recent:K)"
             ))
         };
@@ -89,7 +89,7 @@ impl FromStr for Dist {
             },
             Some(("recent", k)) => match k.parse::<usize>() {
                 Ok(k) if k >= 1 => Ok(Dist::Recent(k)),
-                _ => Err(SynthError::Usage(format!(
+                _ => Err(Error::Usage(format!(
                     "unknown distribution '{s}': K in recent:K is a number of vectors, at least 1"
                 ))),
             },

@@ -35,7 +35,7 @@ use std::collections::HashMap;
 use hadron::{MatrixView, NodeShape};
 use memhc_core::config::DEFAULT_HOST_POOL_BYTES;
 
-use crate::error::{Result, SynthError, WorkloadError, human_bytes};
+use crate::error::{Error, Result, WorkloadError, human_bytes};
 use crate::generate::SynthParams;
 use crate::workload::{Analysis, NodeData, Step, Workload};
 
@@ -274,10 +274,10 @@ pub fn generated_bytes(p: &SynthParams) -> Result<GeneratedBytes> {
 }
 
 /// Refuses `needed` bytes for `what` ("the run", "a dry run") when `available` is known and
-/// smaller: a [`SynthError::HostMemory`] that says `detail`.
+/// smaller: a [`Error::HostMemory`] that says `detail`.
 pub fn admit(what: &str, needed: u64, detail: &str, available: Option<u64>) -> Result<()> {
     match available {
-        Some(available) if needed > available => Err(SynthError::HostMemory {
+        Some(available) if needed > available => Err(Error::HostMemory {
             what: what.to_owned(),
             needed,
             available,

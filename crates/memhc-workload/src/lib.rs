@@ -38,7 +38,7 @@ pub mod replay;
 pub mod run;
 pub mod workload;
 
-pub use error::{Result, SynthError, WorkloadError, human_bytes};
+pub use error::{Error, Result, WorkloadError, human_bytes};
 pub use generate::{Dist, SynthParams, generate};
 pub use plan::{Plan, PlanSpec, Prediction, plan};
 pub use workload::{Analysis, ContractionSpec, NodeData, NodeSpec, TraceSpec, Workload};

@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use memhc_core::ObjectId;
 use memhc_core::policy::{EvictionPolicy, ResidentView};
 
-use crate::error::{Result, SynthError};
+use crate::error::{Error, Result};
 use crate::workload::Workload;
 
 /// A workload's object uses, as ids numbered the way the runner creates them (the nodes in
@@ -48,7 +48,7 @@ impl UseTrace {
         let id = |name: &str| {
             ids.get(name)
                 .copied()
-                .ok_or_else(|| SynthError::Usage(format!("internal: no id for \"{name}\"")))
+                .ok_or_else(|| Error::Usage(format!("internal: no id for \"{name}\"")))
         };
         let mut vectors = Vec::with_capacity(w.vectors.len());
         let mut releases = Vec::with_capacity(w.vectors.len());
@@ -57,7 +57,7 @@ impl UseTrace {
             for c in vector {
                 let uses = [id(&c.a)?, id(&c.b)?, id(&c.out)?];
                 if uses[2] == uses[0] || uses[2] == uses[1] || uses[0] == uses[1] {
-                    return Err(SynthError::Usage(format!(
+                    return Err(Error::Usage(format!(
                         "the model needs three distinct objects per contraction ({})",
                         c.out
                     )));
@@ -70,9 +70,9 @@ impl UseTrace {
                 released
                     .iter()
                     .map(|&i| {
-                        analysis.id(i).ok_or_else(|| {
-                            SynthError::Usage(format!("internal: no node at index {i}"))
-                        })
+                        analysis
+                            .id(i)
+                            .ok_or_else(|| Error::Usage(format!("internal: no node at index {i}")))
                     })
                     .map(|name| name.and_then(id))
                     .collect::<Result<_>>()?,
@@ -205,7 +205,7 @@ pub fn replay_model(
     slots: usize,
 ) -> Result<ModelRun> {
     if slots < 3 {
-        return Err(SynthError::Usage(format!(
+        return Err(Error::Usage(format!(
             "{slots} slots cannot hold one contraction's three objects"
         )));
     }
@@ -247,10 +247,10 @@ pub fn replay_model(
                         dirty: &dirty,
                     };
                     let victim = policy.choose_victim(&view).ok_or_else(|| {
-                        SynthError::Usage(format!("{}: no victim in vector {v}", policy.name()))
+                        Error::Usage(format!("{}: no victim in vector {v}", policy.name()))
                     })?;
                     if pinned.contains(&victim) || !resident.remove(&victim) {
-                        return Err(SynthError::Usage(format!(
+                        return Err(Error::Usage(format!(
                             "{}: {victim} is not an evictable resident object",
                             policy.name()
                         )));

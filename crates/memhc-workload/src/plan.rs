@@ -10,7 +10,7 @@
 //! * the **least budget without eviction** of each mode: the smallest budget at which a run
 //!   evicts nothing (the policy is never asked, so this is the same for every policy);
 //! * the **least budget that runs** of each policy and mode: below it the runtime stops with
-//!   [`Error::DoesNotFit`] (or [`Error::ManagedDoesNotFit`] in unified mode);
+//!   [`memhc_core::Error::DoesNotFit`] (or [`memhc_core::Error::ManagedDoesNotFit`] in unified mode);
 //! * a **prediction** for the budget asked about, per policy and mode: the statistics a real
 //!   run makes (allocations, pool reuses, hits, misses, evictions, write-backs, bytes moved,
 //!   peak, flops), or the error it stops with.
@@ -34,9 +34,9 @@
 //! smallest known to run; both properties are monotone in the budget (a larger budget only
 //! drains the pool less often, and a launch's working set does not depend on the budget).
 
-use memhc_core::{Config, Error, Mode, PolicyKind, Stats};
+use memhc_core::{Config, Mode, PolicyKind, Stats};
 
-use crate::error::{Result, SynthError};
+use crate::error::{Error, Result};
 use crate::run::{dry_run, largest_working_set, peak_without_eviction};
 use crate::workload::{Analysis, Workload};
 
@@ -118,7 +118,7 @@ pub struct Plan {
 
 /// A dry run that reports running out of room as `Ok(Err(..))`, and any other failure as an
 /// error.
-fn attempt(w: &Workload, a: &Analysis, config: Config) -> Result<Result<Stats, Error>> {
+fn attempt(w: &Workload, a: &Analysis, config: Config) -> Result<Result<Stats, memhc_core::Error>> {
     match dry_run(w, a, config) {
         Ok(stats) => Ok(Ok(stats)),
         Err(e) => match does_not_fit(&e) {
@@ -129,15 +129,15 @@ fn attempt(w: &Workload, a: &Analysis, config: Config) -> Result<Result<Stats, E
 }
 
 /// The runtime's "does not fit" error inside `e`, if that is what it is.
-fn does_not_fit(e: &SynthError) -> Option<&Error> {
+fn does_not_fit(e: &Error) -> Option<&memhc_core::Error> {
     let runtime = match e {
-        SynthError::Runtime(e) => e,
-        SynthError::Hadron(hadron::HadronError::Runtime(e)) => e,
+        Error::Runtime(e) => e,
+        Error::Hadron(hadron::HadronError::Runtime(e)) => e,
         _ => return None,
     };
     matches!(
         runtime,
-        Error::DoesNotFit { .. } | Error::ManagedDoesNotFit { .. }
+        memhc_core::Error::DoesNotFit { .. } | memhc_core::Error::ManagedDoesNotFit { .. }
     )
     .then_some(runtime)
 }
@@ -176,7 +176,7 @@ pub fn least_budget(
 pub fn plan(w: &Workload, a: &Analysis, spec: &PlanSpec) -> Result<Plan> {
     let peak = peak_without_eviction(w, a)?;
     if peak == 0 {
-        return Err(SynthError::Usage(
+        return Err(Error::Usage(
             "the workload puts nothing on the device (no contractions, no traces): nothing to \
              plan"
                 .into(),
@@ -260,6 +260,6 @@ mod tests {
         }
         assert_eq!(least_budget(5, 100, &mut |_| Ok(true)).unwrap(), 1);
         assert_eq!(least_budget(5, 100, &mut |b| Ok(b >= 100)).unwrap(), 100);
-        assert!(least_budget(5, 100, &mut |_| Err(SynthError::Usage("x".into()))).is_err());
+        assert!(least_budget(5, 100, &mut |_| Err(Error::Usage("x".into()))).is_err());
     }
 }

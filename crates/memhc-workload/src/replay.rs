@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use memhc_core::{Access, Config, Layout, ObjectId, PolicyKind, Runtime};
 use memhc_host::null::NullBackend;
 
-use crate::error::{Result, SynthError};
+use crate::error::{Error, Result};
 
 /// One policy's counts.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,7 +39,7 @@ impl std::fmt::Display for Replayed {
 /// names no object twice.
 pub fn parse_vectors(args: &[String]) -> Result<Vec<Vec<String>>> {
     if args.is_empty() {
-        return Err(SynthError::Usage(
+        return Err(Error::Usage(
             "trace needs at least one vector, such as 'A B C D'".into(),
         ));
     }
@@ -48,14 +48,11 @@ pub fn parse_vectors(args: &[String]) -> Result<Vec<Vec<String>>> {
         .map(|(i, arg)| {
             let names: Vec<String> = arg.split_whitespace().map(str::to_owned).collect();
             if names.is_empty() {
-                return Err(SynthError::Usage(format!("vector {} is empty", i + 1)));
+                return Err(Error::Usage(format!("vector {} is empty", i + 1)));
             }
             for (j, n) in names.iter().enumerate() {
                 if names[..j].contains(n) {
-                    return Err(SynthError::Usage(format!(
-                        "vector {} names {n} twice",
-                        i + 1
-                    )));
+                    return Err(Error::Usage(format!("vector {} names {n} twice", i + 1)));
                 }
             }
             Ok(names)
@@ -70,7 +67,7 @@ pub fn replay(
     vectors: &[Vec<String>],
 ) -> Result<Vec<Replayed>> {
     if slots == 0 {
-        return Err(SynthError::Usage("--slots must be at least 1".into()));
+        return Err(Error::Usage("--slots must be at least 1".into()));
     }
     let layout = Layout::new(1, 1)?;
     policies

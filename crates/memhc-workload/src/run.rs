@@ -11,7 +11,7 @@ use memhc_core::{
 };
 use memhc_host::null::NullBackend;
 
-use crate::error::{Result, SynthError};
+use crate::error::{Error, Result};
 use crate::workload::{Analysis, Workload};
 
 /// How to run a workload.
@@ -101,6 +101,10 @@ pub struct Outcome {
     /// from its timeline, seconds: the union of its compute spans, so that work overlapping
     /// on two streams counts once (`None`: the backend cannot time its work).
     pub device_compute_s: Option<f64>,
+    /// The backend's timing clock ([`Backend::timing_clock_ns`]) when the queue started, after
+    /// the nodes were registered (`None`: the backend cannot time its work). On the modelled
+    /// device it is the modelled set-up: what the host did before the first contraction.
+    pub queue_start_ns: Option<u64>,
 }
 
 impl Outcome {
@@ -197,14 +201,14 @@ pub fn run_observed<B: Backend>(
     progress: &mut dyn FnMut(usize),
 ) -> Result<Traced> {
     if spec.mode == Mode::Unified && !backend.supports_managed() {
-        return Err(SynthError::Usage(format!(
+        return Err(Error::Usage(format!(
             "--mode unified needs managed memory, which the {} does not have",
             backend.name()
         )));
     }
     let needed = largest_working_set(w, a);
     if spec.budget < needed {
-        return Err(SynthError::Usage(format!(
+        return Err(Error::Usage(format!(
             "a device budget of {} bytes cannot hold one contraction, which needs {needed} bytes",
             spec.budget
         )));
@@ -227,7 +231,7 @@ pub fn run_observed<B: Backend>(
     engine
         .runtime()
         .audit()
-        .map_err(|e| SynthError::Usage(e.to_string()))?;
+        .map_err(|e| Error::Usage(e.to_string()))?;
     let outcome = Outcome {
         stats: engine.runtime().stats(),
         wall_s: done.wall_s,
@@ -237,6 +241,7 @@ pub fn run_observed<B: Backend>(
         copy_hidden_share,
         cpu_s: done.cpu_s,
         device_compute_s,
+        queue_start_ns: done.queue_start_ns,
     };
     Ok(Traced {
         outcome,
@@ -253,13 +258,14 @@ fn untouched_zeros(n: usize) -> Result<Vec<Complex64>> {
         .and_then(|parts| bytemuck::allocation::try_zeroed_vec::<f64>(parts).ok())
         .map(bytemuck::allocation::cast_vec)
         .ok_or_else(|| {
-            SynthError::Usage(format!(
+            Error::Usage(format!(
                 "a dry run cannot reserve address space for a node of {n} complex doubles"
             ))
         })
 }
 
 struct Executed {
+    queue_start_ns: Option<u64>,
     wall_s: f64,
     cpu_s: Option<f64>,
     results: Vec<(String, HadronNode)>,
@@ -355,6 +361,7 @@ fn execute<B: Backend>(
     let cpu_start = cpu_time::ProcessTime::try_now().ok();
     let mut members: Vec<ObjectId> = Vec::new();
     let mut releasing: Vec<ObjectId> = Vec::new();
+    let queue_start_ns = engine.runtime().backend().timing_clock_ns();
     progress(0);
     for (v, vector) in contractions.iter().enumerate() {
         members.clear();
@@ -407,6 +414,7 @@ fn execute<B: Backend>(
         results.push((name, HadronNode::from_vec(&shape, host.into_vec()?)?));
     }
     Ok(Executed {
+        queue_start_ns,
         wall_s,
         cpu_s,
         results,
@@ -415,8 +423,8 @@ fn execute<B: Backend>(
 }
 
 /// An error that means the analysis does not belong to the workload.
-fn internal(what: String) -> SynthError {
-    SynthError::Usage(format!(
+fn internal(what: String) -> Error {
+    Error::Usage(format!(
         "internal: {what} (is the analysis of another workload?)"
     ))
 }
@@ -436,8 +444,7 @@ pub fn verify(
     for (slot, n) in values.iter_mut().zip(&w.nodes) {
         *slot = Some(n.data.materialise(&n.shape));
     }
-    let missing =
-        |what: &str| SynthError::Verification(format!("\"{what}\" has no reference value"));
+    let missing = |what: &str| Error::Verification(format!("\"{what}\" has no reference value"));
     let value = |values: &[Option<HadronNode>], i: usize| -> Result<HadronNode> {
         values
             .get(i)
@@ -478,7 +485,7 @@ pub fn verify(
         let err = reference::relative_error(got, want);
         worst = worst.max(err);
         if err > TOLERANCE || err.is_nan() {
-            return Err(SynthError::Verification(format!(
+            return Err(Error::Verification(format!(
                 "result \"{name}\" differs from the reference: relative error {err:e}"
             )));
         }
@@ -492,7 +499,7 @@ pub fn verify(
         let err = (got - want).norm() / want.norm().max(f64::MIN_POSITIVE);
         worst = worst.max(err);
         if err > TOLERANCE || err.is_nan() {
-            return Err(SynthError::Verification(format!(
+            return Err(Error::Verification(format!(
                 "trace ({ta}, {tb}) differs from the reference: relative error {err:e}"
             )));
         }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use memhc_workload::file::{load, save};
 use memhc_workload::host_memory::dry_run_needs;
 use memhc_workload::run::peak_without_eviction;
-use memhc_workload::{SynthError, SynthParams, generate};
+use memhc_workload::{Error, SynthParams, generate};
 
 struct Rng(u64);
 
@@ -96,13 +96,13 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 #[track_caller]
-fn one_line(e: &SynthError) {
+fn one_line(e: &Error) {
     let m = e.to_string();
     assert!(!m.contains('\n'), "a message of several lines: {m}");
 }
 
 /// Loads the file at `path`, analyses it and dry-runs it when that is cheap.
-fn exercise(path: &Path) -> Result<(), SynthError> {
+fn exercise(path: &Path) -> Result<(), Error> {
     let w = load(path)?;
     let a = w.analyse()?;
     if dry_run_needs(&w, &a) <= 64 << 20 {
@@ -150,7 +150,7 @@ fn the_regression_corpus_is_refused_with_typed_errors() {
     }
     if Path::new("/dev/zero").exists() {
         let e = load(Path::new("/dev/zero")).err();
-        assert!(matches!(e, Some(SynthError::Io { .. })), "{e:?}");
+        assert!(matches!(e, Some(Error::Io { .. })), "{e:?}");
     }
 }
 

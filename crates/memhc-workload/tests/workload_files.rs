@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use hadron::{HadronNode, MatrixView, NodeShape, SpinMapping, Term, TracePairs};
 use memhc_workload::file::{dump_results, load, save};
-use memhc_workload::{NodeData, SynthError, SynthParams, Workload, generate};
+use memhc_workload::{Error, NodeData, SynthParams, Workload, generate};
 use ndarray::{ArrayD, IxDyn, ShapeBuilder};
 use ndarray_npy::{read_npy, write_npy};
 use num_complex::Complex64;
@@ -74,7 +74,7 @@ fn load_error(path: &Path, parts: &[&str]) -> String {
         Err(e) => e,
     };
     assert!(
-        matches!(err, SynthError::Workload(_)),
+        matches!(err, Error::Workload(_)),
         "not a workload error: {err:?}"
     );
     let msg = err.to_string();

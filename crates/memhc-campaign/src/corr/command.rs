@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use memhc_select::BackendChoice;
 use serde::Serialize;
 
 use crate::corr::CorrCampaign;
@@ -88,7 +89,7 @@ pub fn main<R: Runner>(program: &str, runner: R, options: &CampaignOptions) -> u
         fault: fault.as_ref().ok().copied().flatten(),
         ..Timing::with_timeout(options.timeout)
     };
-    let backend = runner.name().to_owned();
+    let backend = runner.choice();
     let job = CorrJob::new(runner);
     if !world.is_master() {
         // Everything a worker could get wrong (its device, a unit) goes to the master.
@@ -96,7 +97,7 @@ pub fn main<R: Runner>(program: &str, runner: R, options: &CampaignOptions) -> u
         world.finish(&timing);
         return 0;
     }
-    let prepared = fault.and_then(|_| prepare(options, &backend));
+    let prepared = fault.and_then(|_| prepare(options, backend));
     let (campaign, journal, mut results, created) = match prepared {
         Ok(p) => p,
         Err(e) => {
@@ -173,12 +174,12 @@ type Prepared = (CorrCampaign, Journal, Vec<Option<String>>, bool);
 /// the summary's place can be written, the manifest, and every unit's admission (its file,
 /// its plan under the budget, the host memory it needs; [`admit_unit`]). A campaign refused
 /// here leaves nothing behind.
-fn prepare(options: &CampaignOptions, backend: &str) -> Result<Prepared> {
+fn prepare(options: &CampaignOptions, backend: BackendChoice) -> Result<Prepared> {
     check_output(&options.out)?;
     if let Some(summary) = &options.summary {
         check_writable(summary)?;
     }
-    let campaign = CorrCampaign::load(&options.manifest, backend)?;
+    let campaign = CorrCampaign::load(&options.manifest, backend.name())?;
     for unit in campaign.units() {
         let refuse = |m: String| CampaignError::Usage(format!("unit {}: {m}", unit.key));
         let spec: UnitSpec = serde_json::from_str(&unit.spec).map_err(|e| refuse(e.to_string()))?;

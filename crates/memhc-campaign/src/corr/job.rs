@@ -2,15 +2,16 @@
 //! its seeds, restrict it to the unit's time sources, check it (node data included), plan it
 //! and run it on the rank's device. The result is the unit's correlators, as exact text.
 //!
-//! Where the plan runs is a [`Runner`]: [`HostRunner`] here; a command line adds the GPU
-//! backends it is built with, each choosing its GPU by the rank's node-local rank.
+//! Where the plan runs is a [`Runner`]: [`BackendRunner`], any backend with data that
+//! `memhc-select` opens (the host here; a GPU when the program is built with one, each rank on
+//! the GPU of its node-local rank).
 
 use std::path::Path;
 
 use hadron::Engine;
 use memhc_core::{Backend, Config, Runtime};
 use memhc_corr::{CorrError, Correlators, Model, Plan};
-use memhc_host::HostBackend;
+use memhc_select::{BackendChoice, Device, Open, SelectError, WithBackend, dispatch};
 
 use crate::corr::manifest::RunSettings;
 use crate::corr::units::{UnitSpec, reseed, restrict};
@@ -19,8 +20,13 @@ use crate::job::{Job, JobError, RankContext};
 
 /// Runs a correlator plan on a device.
 pub trait Runner: Sync {
+    /// The backend.
+    fn choice(&self) -> BackendChoice;
+
     /// The backend's name (`host`, `cuda`, `rocm`), as in unit specs.
-    fn name(&self) -> &str;
+    fn name(&self) -> &str {
+        self.choice().name()
+    }
 
     /// Checks, once per rank, that the device opens here.
     fn check(&self, ctx: &RankContext) -> Result<(), JobError> {
@@ -39,6 +45,10 @@ pub trait Runner: Sync {
 }
 
 impl<R: Runner + ?Sized> Runner for Box<R> {
+    fn choice(&self) -> BackendChoice {
+        (**self).choice()
+    }
+
     fn name(&self) -> &str {
         (**self).name()
     }
@@ -69,13 +79,56 @@ pub fn run_on<B: Backend>(
     memhc_corr::run(plan, &mut engine, &mut |_| {}).map_err(JobError::line)
 }
 
-/// The host reference backend.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct HostRunner;
+/// A plan run, on whichever backend.
+struct PlanRun<'a> {
+    plan: &'a Plan,
+    config: Config,
+}
 
-impl Runner for HostRunner {
-    fn name(&self) -> &str {
-        "host"
+impl WithBackend for PlanRun<'_> {
+    type Output = Result<Correlators, JobError>;
+
+    fn run<B: Backend>(self, backend: B) -> Result<Correlators, JobError> {
+        run_on(backend, self.config, self.plan)
+    }
+}
+
+/// Runs plans on the backend of a [`BackendChoice`] (through `memhc-select`'s dispatch): the
+/// host reference device, or a GPU backend, on the GPU `local_rank mod devices` of the rank's
+/// node (one GPU per rank).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BackendRunner(BackendChoice);
+
+impl BackendRunner {
+    /// The runner of `choice`, refusing a backend without data (the model computes no
+    /// correlators).
+    pub fn new(choice: BackendChoice) -> Result<Self, SelectError> {
+        match choice.has_data() {
+            true => Ok(BackendRunner(choice)),
+            false => Err(SelectError::NoData(choice.name())),
+        }
+    }
+
+    /// The host reference backend.
+    pub fn host() -> Self {
+        BackendRunner(BackendChoice::Host)
+    }
+}
+
+impl Default for BackendRunner {
+    /// The host reference backend.
+    fn default() -> Self {
+        BackendRunner::host()
+    }
+}
+
+impl Runner for BackendRunner {
+    fn choice(&self) -> BackendChoice {
+        self.0
+    }
+
+    fn check(&self, _ctx: &RankContext) -> Result<(), JobError> {
+        memhc_select::check(self.0).map_err(JobError::line)
     }
 
     fn run(
@@ -83,9 +136,15 @@ impl Runner for HostRunner {
         plan: &Plan,
         config: Config,
         budget: usize,
-        _ctx: &RankContext,
+        ctx: &RankContext,
     ) -> Result<Correlators, JobError> {
-        run_on(HostBackend::new(budget), config, plan)
+        let open = Open {
+            budget: Some(budget),
+            device: Device::OfLocalRank(ctx.local_rank),
+        };
+        dispatch(self.0, &open, PlanRun { plan, config })
+            .map_err(JobError::line)?
+            .output
     }
 }
 
@@ -131,11 +190,12 @@ pub fn unit_plan(model: &Model, run: &RunSettings) -> Result<(Plan, usize), JobE
     Ok((plan, usize::try_from(budget).unwrap_or(usize::MAX)))
 }
 
-/// Refuses a unit whose plan cannot run under `budget` on the backend named `backend`, before
+/// Refuses a unit whose plan cannot run under `budget` on `backend`, before
 /// any value is made ([`memhc_corr::admit_run`]: the largest step must fit the budget, and
 /// the host must hold the values the run reads, plus the device memory on the host backend).
-pub fn admit_unit(plan: &Plan, budget: usize, backend: &str) -> Result<(), JobError> {
-    memhc_corr::admit_run(plan, budget as u64, backend == "host").map_err(JobError::line)
+pub fn admit_unit(plan: &Plan, budget: usize, backend: BackendChoice) -> Result<(), JobError> {
+    let host_device = backend == BackendChoice::Host;
+    memhc_corr::admit_run(plan, budget as u64, host_device).map_err(JobError::line)
 }
 
 impl<R: Runner> Job for CorrJob<R> {
@@ -155,7 +215,7 @@ impl<R: Runner> Job for CorrJob<R> {
         }
         let model = unit_model(&spec).map_err(JobError::line)?;
         let (plan, budget) = unit_plan(&model, &spec.run)?;
-        admit_unit(&plan, budget, self.runner.name())?;
+        admit_unit(&plan, budget, self.runner.choice())?;
         let values = self
             .runner
             .run(&plan, spec.run.config(budget), budget, ctx)?;

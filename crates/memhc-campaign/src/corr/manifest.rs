@@ -48,13 +48,14 @@ pub struct ConfigurationSpec {
     pub seed: Option<u64>,
 }
 
-/// A byte count: an integer, or a string with a K, M, G or T suffix (powers of 1024).
+/// A byte count: an integer, or a string in `memhc-select`'s grammar (`"512M"`, `"2G"`,
+/// `"8GiB"`: K, M, G or T, powers of 1024, with an optional B or iB).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Bytes {
     /// Bytes.
     Count(u64),
-    /// `"512M"`, `"2G"`.
+    /// `"512M"`, `"2G"`, `"8GiB"`.
     Text(String),
 }
 
@@ -64,28 +65,9 @@ impl Bytes {
         match self {
             Bytes::Count(0) => Err("a budget of 0 bytes".into()),
             Bytes::Count(n) => Ok(*n),
-            Bytes::Text(t) => parse_bytes(t),
+            Bytes::Text(t) => memhc_select::parse_bytes(t).map_err(|e| e.to_string()),
         }
     }
-}
-
-/// Parses `1024`, `512K`, `64M`, `2G`, `1T` (powers of 1024), positive.
-pub fn parse_bytes(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let (digits, factor) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
-        Some('K') => (&t[..t.len() - 1], 1u64 << 10),
-        Some('M') => (&t[..t.len() - 1], 1 << 20),
-        Some('G') => (&t[..t.len() - 1], 1 << 30),
-        Some('T') => (&t[..t.len() - 1], 1 << 40),
-        _ => (t, 1),
-    };
-    digits
-        .trim()
-        .parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(factor))
-        .filter(|&n| n > 0)
-        .ok_or_else(|| format!("'{s}' is not a positive number of bytes (K, M, G, T allowed)"))
 }
 
 /// The planner's order, by name.
@@ -334,11 +316,13 @@ mod tests {
 
     #[test]
     fn byte_counts_parse() {
-        assert_eq!(parse_bytes("2G"), Ok(2 << 30));
-        assert_eq!(parse_bytes(" 512k "), Ok(512 << 10));
-        assert_eq!(parse_bytes("1000"), Ok(1000));
-        assert!(parse_bytes("0").is_err() && parse_bytes("G").is_err());
-        assert!(parse_bytes("99999999999T").is_err());
+        assert_eq!(Bytes::Text("2G".into()).get(), Ok(2 << 30));
+        assert_eq!(Bytes::Text(" 512k ".into()).get(), Ok(512 << 10));
+        assert_eq!(Bytes::Text("8GiB".into()).get(), Ok(8 << 30));
+        assert_eq!(Bytes::Count(1000).get(), Ok(1000));
+        for bad in ["0", "G", "99999999999T", "-1"] {
+            assert!(Bytes::Text(bad.into()).get().is_err(), "{bad}");
+        }
         assert!(Bytes::Count(0).get().is_err());
     }
 }

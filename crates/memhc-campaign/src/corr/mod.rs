@@ -15,7 +15,7 @@ use std::path::Path;
 
 pub use command::{CampaignOptions, RunSummary};
 pub use gather::{CampaignValues, ConfigurationValues, VALUES_FORMAT};
-pub use job::{CorrJob, HostRunner, Runner, run_on};
+pub use job::{BackendRunner, CorrJob, Runner, run_on};
 pub use manifest::{Manifest, RunSettings};
 pub use units::{UnitSpec, Units};
 

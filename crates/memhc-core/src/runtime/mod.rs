@@ -360,14 +360,15 @@ impl<B: Backend> Runtime<B> {
         Ok(())
     }
 
-    /// A hint that `ids` will be used or released soon: reads what that will read first (each
-    /// object's record and the first element of its host copy), all in one pass, so that their
-    /// CPU cache misses overlap instead of each waiting on the one before. (The CPU's caches:
-    /// nothing is brought to the device.)
+    /// A hint that `ids` will be used or released soon: touches, in the CPU's caches, what that
+    /// will read first (each object's record and the first element of its host copy), all in
+    /// one pass, so that their cache misses overlap instead of each waiting on the one before.
+    /// Nothing is brought to the device: this is not a prefetch (that is
+    /// [`Config::prefetch`](crate::Config::prefetch)), and was called `warm` before issue 28.
     /// On a long queue whose objects are drawn from its whole history, those records are cold,
-    /// and a runner that knows what a vector will release can warm them while it announces the
-    /// vector. Changes nothing; ids unknown or released are skipped.
-    pub fn warm(&self, ids: &[ObjectId]) {
+    /// and a runner that knows what a vector will release can touch them while it announces
+    /// the vector. Changes nothing; ids unknown or released are skipped.
+    pub fn touch_records(&self, ids: &[ObjectId]) {
         let mut seen = 0usize;
         for id in ids {
             if let Some(e) = self.objects.find(*id) {

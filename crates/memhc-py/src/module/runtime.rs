@@ -90,7 +90,7 @@ pub(super) fn options(
     let mut o = Options::from_names(Some(backend), None, Some(policy), Some(mode)).map_err(err)?;
     if let Some(b) = budget.filter(|b| !b.is_none()) {
         o.budget = Some(if b.is_instance_of::<PyString>() {
-            memhc_embed::parse_bytes(&b.extract::<String>()?).map_err(err)?
+            memhc_embed::parse_bytes_usize(&b.extract::<String>()?).map_err(|e| err(e.into()))?
         } else {
             count("budget", b, 1).map_err(|_| {
                 PyValueError::new_err(format!(

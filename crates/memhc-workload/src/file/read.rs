@@ -12,7 +12,7 @@ use ndarray_npy::ReadableElement;
 use ndarray_npy::npy::header::Header;
 use num_complex::Complex64;
 
-use crate::error::{Result, SynthError, WorkloadError};
+use crate::error::{Error, Result, WorkloadError};
 use crate::workload::{ContractionSpec, NodeData, NodeSpec, TraceSpec, Workload};
 
 use super::raw::*;
@@ -22,11 +22,11 @@ use super::*;
 /// [module documentation](mod@crate::file)), loads `.npy` node data from beside it and checks the result
 /// with [`Workload::analyse`].
 ///
-/// A file that cannot be read is [`SynthError::Io`]; anything wrong in it, in its `.npy` files
-/// or in the workload it describes is [`SynthError::Workload`], one line naming the place.
+/// A file that cannot be read is [`Error::Io`]; anything wrong in it, in its `.npy` files
+/// or in the workload it describes is [`Error::Workload`], one line naming the place.
 pub fn load(path: &Path) -> Result<Workload> {
     read(path).map_err(|e| match e {
-        SynthError::Workload(w) => {
+        Error::Workload(w) => {
             WorkloadError::at(single_line(&w.place), single_line(&w.message)).into()
         }
         other => other,
@@ -52,7 +52,7 @@ pub(super) fn single_line(s: &str) -> String {
 
 pub(super) fn read(path: &Path) -> Result<Workload> {
     let text = hadron::admission::read_text_bounded(path, hadron::admission::MAX_TEXT_FILE_BYTES)
-        .map_err(|e| SynthError::io(path, e))?;
+        .map_err(|e| Error::io(path, e))?;
     let file = path.display().to_string();
     let probe: Probe = serde_json::from_str(&text).map_err(|e| json_error(&file, &e))?;
     match probe.format.as_deref() {
@@ -78,7 +78,7 @@ pub(super) fn read(path: &Path) -> Result<Workload> {
 }
 
 /// A serde_json error as `FILE: line L column C: what`.
-pub(super) fn json_error(file: &str, e: &serde_json::Error) -> SynthError {
+pub(super) fn json_error(file: &str, e: &serde_json::Error) -> Error {
     let text = e.to_string();
     if e.line() == 0 {
         return WorkloadError::at(file, text).into();

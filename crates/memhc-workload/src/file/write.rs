@@ -9,7 +9,7 @@ use ndarray_npy::WriteNpyError;
 use num_complex::Complex64;
 use serde::Serialize;
 
-use crate::error::{Result, SynthError, WorkloadError};
+use crate::error::{Error, Result, WorkloadError};
 use crate::workload::{NodeData, Workload};
 
 use super::raw::*;
@@ -27,7 +27,7 @@ pub fn save(workload: &Workload, path: &Path, npy: bool) -> Result<()> {
     let file = path.display().to_string();
     let dir = path.parent().unwrap_or(Path::new(""));
     if !dir.as_os_str().is_empty() {
-        std::fs::create_dir_all(dir).map_err(|e| SynthError::io(dir, e))?;
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     }
     let meson = SpinMapping::meson4x4();
     let meson_pairs = TracePairs::meson4x4();
@@ -44,9 +44,9 @@ pub fn save(workload: &Workload, path: &Path, npy: bool) -> Result<()> {
                 let values = match data {
                     NodeData::Values(v) => v.clone(),
                     NodeData::Random { .. } => {
-                        let bytes = n.shape.layout().map_err(SynthError::from)?.bytes() as u64;
+                        let bytes = n.shape.layout().map_err(Error::from)?.bytes() as u64;
                         hadron::admission::admit_host(&format!("node {}'s values", n.id), bytes)
-                            .map_err(SynthError::from)?;
+                            .map_err(Error::from)?;
                         Arc::new(data.materialise(&n.shape))
                     }
                 };
@@ -128,15 +128,15 @@ pub fn save(workload: &Workload, path: &Path, npy: bool) -> Result<()> {
         traces,
         results: workload.results.clone(),
     };
-    let text = layout(&raw).map_err(|e| SynthError::io(path, e))?;
-    std::fs::write(path, text).map_err(|e| SynthError::io(path, e))
+    let text = layout(&raw).map_err(|e| Error::io(path, e))?;
+    std::fs::write(path, text).map_err(|e| Error::io(path, e))
 }
 
 /// Writes a node's array as complex128 in C order.
 pub(super) fn write_node_npy(path: &Path, node: &HadronNode) -> Result<()> {
     ndarray_npy::write_npy(path, node.array()).map_err(|e| match e {
-        WriteNpyError::Io(io) => SynthError::io(path, io),
-        other => SynthError::io(path, io::Error::other(other.to_string())),
+        WriteNpyError::Io(io) => Error::io(path, io),
+        other => Error::io(path, io::Error::other(other.to_string())),
     })
 }
 
@@ -245,7 +245,7 @@ pub fn dump_results(
     results: &[(String, HadronNode)],
     traces: &[(String, String, Complex64)],
 ) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| SynthError::io(dir, e))?;
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     for (i, (id, node)) in results.iter().enumerate() {
         check_id(format!("results[{i}]"), id).map_err(|e| e.within(&dir.display().to_string()))?;
         write_node_npy(&dir.join(format!("{id}.npy")), node)?;
@@ -260,8 +260,8 @@ pub fn dump_results(
         })
         .collect();
     let path = dir.join("traces.json");
-    let mut text = serde_json::to_string_pretty(&values)
-        .map_err(|e| SynthError::io(&path, io::Error::other(e)))?;
+    let mut text =
+        serde_json::to_string_pretty(&values).map_err(|e| Error::io(&path, io::Error::other(e)))?;
     text.push('\n');
-    std::fs::write(&path, text).map_err(|e| SynthError::io(&path, e))
+    std::fs::write(&path, text).map_err(|e| Error::io(&path, e))
 }

@@ -1,6 +1,8 @@
-//! What a run's event log becomes (`memhc-trace`): `--timeline FILE` writes its Chrome-trace /
+//! What a command line asks of a run's event log: `--timeline FILE` writes its Chrome-trace /
 //! Perfetto JSON, `--report` prints its DRGPUM-style report after the table, and `--plot DIR`
-//! adds its memory-over-time plot and timeline picture beside the sweep's plots.
+//! adds its memory-over-time plot and timeline picture (beside a sweep's plots, in
+//! `memhc-synth`). `memhc-synth` and `memhc run` both take these options and both use
+//! [`Observe`].
 //!
 //! With several runs (policies, modes, allocation or prefetch settings, sweep points), each
 //! file gets the run's label before its extension: `trace.json` becomes
@@ -10,9 +12,9 @@ use std::path::{Path, PathBuf};
 
 use memhc_core::EventLog;
 use memhc_core::backend::timeline::WorkSpan;
-use memhc_trace::{Replay, Report, ReportOptions, TraceError, chrome, plot};
 
-use crate::error::{Result, SynthError};
+use crate::error::{Result, TraceError};
+use crate::{Replay, Report, ReportOptions, chrome, plot};
 
 /// The outputs asked for.
 #[derive(Clone, Debug, Default)]
@@ -46,18 +48,17 @@ impl Observe {
         let mut written = Vec::new();
         if let Some(path) = &self.timeline {
             let path = self.labelled(path, label);
-            chrome::write(&path, log, spans).map_err(into_synth)?;
+            chrome::write(&path, log, spans)?;
             written.push(path);
         }
         let replay = Replay::of(log);
         let report = Report::of_replay(log, &replay, ReportOptions::default());
         if let Some(dir) = &self.plot {
-            std::fs::create_dir_all(dir).map_err(|e| SynthError::io(dir, e))?;
+            std::fs::create_dir_all(dir).map_err(|e| TraceError::io(dir, e))?;
             let memory = dir.join(format!("memory-{label}.svg"));
-            plot::memory_svg(&memory, title, &replay, log.budget, &report.peaks)
-                .map_err(into_synth)?;
+            plot::memory_svg(&memory, title, &replay, log.budget, &report.peaks)?;
             let timeline = dir.join(format!("timeline-{label}.svg"));
-            plot::timeline_svg(&timeline, title, log, spans).map_err(into_synth)?;
+            plot::timeline_svg(&timeline, title, log, spans)?;
             written.extend([memory, timeline]);
         }
         Ok((self.report.then(|| report.text(title)), written))
@@ -76,12 +77,6 @@ impl Observe {
             None => format!("{stem}-{label}"),
         };
         path.with_file_name(name)
-    }
-}
-
-fn into_synth(e: TraceError) -> SynthError {
-    match e {
-        TraceError::Io { path, source } => SynthError::io(path, source),
     }
 }
 
