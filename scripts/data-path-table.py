@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """Tables of docs/results/2026-11-27-data-path.md from the model bench's raw output.
 
-Usage: scripts/data-path-table.py docs/results/2026-11-27-data-path/bench-model.txt
+Usage: scripts/data-path-table.py docs/results/2026-11-27-data-path
 
-Reads the rows `cargo bench -p memhc-gpu --bench model` prints (one per point and schedule)
-and prints, per point, the modelled floor / makespan of today's optimal schedule (pageable host
-memory, every copy staged) and of the direct path, the speed-up, and a summary. Stdlib only.
+Reads `bench-model.txt` there (the rows `cargo bench -p memhc-gpu --bench model` prints, one
+per point and schedule) and prints, per point, the modelled floor / makespan of today's optimal
+schedule (pageable host memory, every copy staged) and of the direct path, the speed-up, and a
+summary; then, from the memhc-synth records `fig7-r0.5-*.json` there, the one point's schedules
+step by step (pageable, pinned, pinned with prefetch windows). Stdlib only.
 """
+import glob
+import json
+import os
 import statistics
 import sys
 
@@ -38,8 +43,24 @@ def rows(path):
     return out
 
 
+def records(folder):
+    print("| `fig7-r0.5-*.json` | host memory | prefetch | modelled makespan ms | floor ms | "
+          "floor/makespan | set-up ms | early read-backs |")
+    print("|---|---|---|---|---|---|---|---|")
+    found = []
+    for path in glob.glob(os.path.join(folder, "fig7-r0.5-*.json")):
+        r = json.load(open(path))[0]
+        found.append((r["pinned"], r["prefetch"] or 0, os.path.basename(path), r))
+    for pinned, window, name, r in sorted(found):
+        mk, fl = r["model_makespan_s"], r["model_floor_s"]
+        print(f"| {name} | {'pinned' if pinned else 'pageable'} | {window or 'off'} | "
+              f"{mk * 1e3:.2f} | {fl * 1e3:.2f} | {fl / mk:.3f} | {r['model_setup_s'] * 1e3:.1f} | "
+              f"{r['early_read_backs']} |")
+
+
 def main():
-    data = rows(sys.argv[1])
+    folder = sys.argv[1]
+    data = rows(os.path.join(folder, "bench-model.txt"))
     points = {}
     for r in data:
         points.setdefault((r["n"], r["vsize"], r["repeat"], r["oversub"]), {})[r["mode"]] = r
@@ -69,6 +90,8 @@ def main():
     print(f"speed-up of the direct path over today's optimal: min {min(speedups):.1f}x, "
           f"median {statistics.median(speedups):.1f}x, max {max(speedups):.1f}x "
           f"({len(speedups)} points)")
+    print()
+    records(folder)
 
 
 if __name__ == "__main__":
