@@ -1,0 +1,157 @@
+//! The host's side of the objects: values registered from host memory (a vector, or the
+//! backend's host memory filled in place), read, taken, written and released, and the results
+//! the caller announces it will read.
+
+use num_complex::Complex64;
+
+use super::Runtime;
+use crate::backend::Backend;
+use crate::error::{Error, Result};
+use crate::events::EventKind;
+use crate::hazards::Hazards;
+use crate::host_copy::HostCopy;
+use crate::lifecycle::{Left, Lifecycle};
+use crate::object::{Layout, ObjectId, ObjectKind, State};
+
+impl<B: Backend> Runtime<B> {
+    /// Registers host data as a host-backed object of `layout` (components back to back).
+    pub fn register(&mut self, data: Vec<Complex64>, layout: Layout) -> Result<ObjectId> {
+        self.register_host(data.into(), layout)
+    }
+
+    /// Host memory of the backend for the values of an object of `layout`
+    /// ([`Backend::alloc_host`]: page-locked on a GPU), for the caller to fill in place
+    /// ([`HostCopy::as_mut_slice`]) and register ([`Runtime::register_host`]): the object is
+    /// then copied to the device in one DMA, with no staging copy and no page fault. Memory
+    /// that released objects held is reused ([`Config::pinned_pool_bytes`]); what it holds
+    /// before the caller writes it is unspecified.
+    pub fn alloc_host(&mut self, layout: Layout) -> Result<HostCopy<B>> {
+        let bytes = layout.bytes();
+        if bytes == 0 {
+            return Ok(Vec::new().into());
+        }
+        let backend = &self.backend;
+        let buffer = self
+            .host_pool
+            .take_buffer(bytes, backend, |n| backend.alloc_host(n))?;
+        HostCopy::pinned(buffer, layout.elems())
+    }
+
+    /// Registers a host copy (a vector, or host memory from [`Runtime::alloc_host`]) as a
+    /// host-backed object of `layout` (components back to back).
+    pub fn register_host(&mut self, data: HostCopy<B>, layout: Layout) -> Result<ObjectId> {
+        check_len(self.objects.next_id(), &layout, data.len())?;
+        Ok(
+            self.make(EventKind::Register, ObjectKind::HostBacked, layout, |log| {
+                Lifecycle::registered(data, log)
+            }),
+        )
+    }
+
+    /// The host values of an object, copied from the device first if the device holds the only
+    /// valid copy (on-demand sync). The object stays resident.
+    pub fn read(&mut self, id: ObjectId) -> Result<&[Complex64]> {
+        match self.entry(id)?.life.kind() {
+            State::Empty => return Err(Error::Uninitialized(id)),
+            State::DeviceDirty => self.sync_to_host(id, 0)?,
+            State::WritingBack => self.land(id)?,
+            State::HostValid | State::Consistent => {}
+        }
+        self.note_object(EventKind::HostRead, id, None);
+        // (A copy in from host memory may still be reading it: the backend waits for it.)
+        let (life, _) = self.life_mut(id)?;
+        let host = life.host_mut().ok_or(Error::Uninitialized(id))?;
+        Ok(host.as_mut_slice()?)
+    }
+
+    /// Announces that the caller will read `id` (a result) once the launches writing it are
+    /// queued: with [`Config::early_read_back`] on, it is copied back as soon as the last of
+    /// them is (see [`Runtime::set_future`]). With [`Config::pinned_results`] on, the host
+    /// memory its copy back will land in is allocated now, into the pool
+    /// ([`Config::pinned_pool_bytes`] permitting): page-locking it is set-up, done before the
+    /// queue runs rather than in the middle of it. Changes nothing else.
+    pub fn expect_read(&mut self, id: ObjectId) -> Result<()> {
+        let e = self.objects.find_mut(id).ok_or(Error::UnknownObject(id))?;
+        let (bytes, first) = (e.layout.bytes(), !e.read_expected);
+        e.read_expected = true;
+        if self.config.pinned_results && first && bytes > 0 && self.host_pool.can_keep(bytes) {
+            let buffer = self.backend.alloc_host(bytes)?;
+            self.host_pool.put_buffer(buffer, Hazards::default());
+        }
+        Ok(())
+    }
+
+    /// The host values of an object, handed over, and the object released: [`Runtime::read`]
+    /// then [`Runtime::release`] without copying the values (a result read once, at the end of
+    /// its life, costs one copy from the device, not two). If the read fails, the object is
+    /// left as it was; if giving its device memory back fails, it is gone as after
+    /// [`Runtime::release`], and the error is returned.
+    pub fn take(&mut self, id: ObjectId) -> Result<Vec<Complex64>> {
+        self.take_host(id)?.into_vec()
+    }
+
+    /// [`Runtime::take`], handing over the host copy where it is: a vector, or the backend's
+    /// host memory a copy back landed in ([`Config::pinned_results`]), without copying it.
+    pub fn take_host(&mut self, id: ObjectId) -> Result<HostCopy<B>> {
+        self.read(id)?;
+        let (host, uses) = self
+            .remove(id)?
+            .ok_or_else(|| Error::Internal(format!("{id} was read but holds no host copy")))?;
+        uses.settle(&self.backend)?;
+        Ok(host)
+    }
+
+    /// Replaces an object's values from the host. A device copy, now stale, is dropped (its
+    /// buffers go to the free pool, or are freed).
+    pub fn write(&mut self, id: ObjectId, data: Vec<Complex64>) -> Result<()> {
+        let layout = self.entry(id)?.layout;
+        check_len(id, &layout, data.len())?;
+        let (life, log) = self.life_mut(id)?;
+        let left = life.host_written(data.into(), log)?;
+        self.events
+            .note(EventKind::HostWrite, Some(id), None, layout.bytes(), None);
+        self.dispose_left(id, left)
+    }
+
+    /// Releases an object: it is gone, and its device buffers go to the free pool (or are
+    /// freed when lazy release is off).
+    pub fn release(&mut self, id: ObjectId) -> Result<()> {
+        let host = self.remove(id)?;
+        if let Some((h, uses)) = host {
+            self.host_pool.put(h, uses);
+        }
+        Ok(())
+    }
+
+    /// Releases `id` and hands back its host copy, if it holds one, with the work that may
+    /// still read it (a copy in from the backend's host memory).
+    fn remove(&mut self, id: ObjectId) -> Result<Option<(HostCopy<B>, Hazards<B>)>> {
+        let entry = self.objects.remove(id).ok_or(Error::UnknownObject(id))?;
+        let bytes = entry.layout.bytes();
+        if entry.prefetched {
+            self.counters.prefetch_wasted += 1;
+        }
+        let (host, left) = entry.life.released(&mut self.objects.transitions);
+        let uses = match (&host, &left) {
+            (Some(h), Left::Device(d)) if h.is_pinned() => d.hazards.clone(),
+            _ => Hazards::default(),
+        };
+        let dropped = self.dispose_left(id, left);
+        self.events
+            .note(EventKind::Release, Some(id), None, bytes, None);
+        dropped.map(|()| host.map(|h| (h, uses)))
+    }
+}
+
+/// Checks that `got` values fill object `id` of `layout` (the message is formatted only when
+/// they do not).
+fn check_len(id: ObjectId, layout: &Layout, got: usize) -> Result<()> {
+    if got != layout.elems() {
+        return Err(Error::LengthMismatch {
+            what: format!("object {id}"),
+            expected: layout.elems(),
+            got,
+        });
+    }
+    Ok(())
+}
