@@ -364,8 +364,9 @@ impl<B: Backend> Runtime<B> {
         Ok(())
     }
 
-    /// Host bytes the runtime keeps in vectors of released objects, for copies back from the
-    /// device to reuse ([`Config::host_pool_bytes`] at most).
+    /// Host bytes the runtime keeps in vectors and page-locked buffers of released objects (and
+    /// buffers page-locked ahead for announced results), for copies back from the device to
+    /// reuse ([`Config::host_pool_bytes`] and [`Config::pinned_pool_bytes`] at most).
     pub fn host_pool_bytes(&self) -> usize {
         self.host_pool.bytes()
     }
