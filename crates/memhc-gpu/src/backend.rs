@@ -181,6 +181,32 @@ impl<D: DeviceApi> GpuBackend<D> {
         })
     }
 
+    /// Enqueues `copy`, an asynchronous copy into or out of page-locked buffer `host`, timed
+    /// as `kind`, and keeps its fence in the buffer, so the host waits for it before touching
+    /// or freeing the buffer. Without a fence, the stream is synchronised instead.
+    fn fenced_host_copy(
+        &self,
+        stream: &GpuStream<D>,
+        host: &GpuHostBuffer<D>,
+        kind: WorkKind,
+        copy: impl FnOnce() -> Result<(), BackendError>,
+    ) -> Result<(), BackendError> {
+        let mut pending = host.pending();
+        forget_completed(&mut pending)?;
+        self.timed(stream, kind, copy)?;
+        match self.fence(stream) {
+            Ok(fence) => {
+                pending.push(fence);
+                Ok(())
+            }
+            Err(e) => {
+                // No fence: make sure the copy is over before the host may use the buffer.
+                stream.synchronize()?;
+                Err(e)
+            }
+        }
+    }
+
     /// The managed-memory calls' second check: `buffer` is managed memory.
     fn managed_only(&self, buffer: &GpuBuffer<D>, op: BackendOp) -> Result<(), BackendError> {
         self.managed_supported()?;
@@ -310,9 +336,7 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         if len == 0 {
             return Ok(());
         }
-        let mut pending = src.pending();
-        forget_completed(&mut pending)?;
-        self.timed(stream, WorkKind::CopyH2D, || {
+        self.fenced_host_copy(stream, src, WorkKind::CopyH2D, || {
             self.api.copy_h2d_async(
                 stream.raw(),
                 src.pinned(),
@@ -321,18 +345,7 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
                 dst_offset,
                 len,
             )
-        })?;
-        match self.fence(stream) {
-            Ok(fence) => {
-                pending.push(fence);
-                Ok(())
-            }
-            Err(e) => {
-                // No fence: make sure the copy is over before the host may write the buffer.
-                stream.synchronize()?;
-                Err(e)
-            }
-        }
+        })
     }
 
     fn copy_d2h_async(
@@ -355,9 +368,7 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         if len == 0 {
             return Ok(());
         }
-        let mut pending = dst.pending();
-        forget_completed(&mut pending)?;
-        self.timed(stream, WorkKind::CopyD2H, || {
+        self.fenced_host_copy(stream, dst, WorkKind::CopyD2H, || {
             self.api.copy_d2h_async(
                 stream.raw(),
                 src.memory(),
@@ -366,18 +377,7 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
                 dst_offset,
                 len,
             )
-        })?;
-        match self.fence(stream) {
-            Ok(fence) => {
-                pending.push(fence);
-                Ok(())
-            }
-            Err(e) => {
-                // No fence: make sure the copy is over before anyone may read.
-                stream.synchronize()?;
-                Err(e)
-            }
-        }
+        })
     }
 
     /// Copies through the stream's staging buffers a chunk at a time, pipelined: the copy of

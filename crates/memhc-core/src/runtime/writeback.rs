@@ -135,38 +135,25 @@ impl<B: Backend> Runtime<B> {
     /// With [`Config::pinned_results`](crate::Config::pinned_results) the write-back's host
     /// memory becomes the host copy as it is (no copy out of it).
     pub(super) fn land(&mut self, id: ObjectId) -> Result<()> {
-        let layout = self.entry(id)?.layout;
-        if self.config.pinned_results {
-            let w = self.entry(id)?.life.write_back().ok_or_else(|| {
-                Error::Internal(format!(
-                    "{id} is being written back, but no write-back is in flight"
-                ))
-            })?;
-            self.backend.event_synchronize(&w.event.event)?;
-            let (life, log) = self.life_mut(id)?;
-            life.write_back_kept(layout.elems(), log)?;
-            self.events.note(
-                EventKind::WriteBackLanded,
-                Some(id),
-                None,
-                layout.bytes(),
-                None,
-            );
-            return Ok(());
-        }
-        let mut host = self.host_pool.vecs.take_vec(layout.elems());
-        let w = self.entry(id)?.life.write_back().ok_or_else(|| {
+        let e = self.objects.get(id)?;
+        let layout = e.layout;
+        let w = e.life.write_back().ok_or_else(|| {
             Error::Internal(format!(
                 "{id} is being written back, but no write-back is in flight"
             ))
         })?;
-        self.backend
-            .event_synchronize(&w.event.event)
-            .and_then(|()| w.buffer.read(0, as_bytes_mut(&mut host)))?;
-        let (life, log) = self.life_mut(id)?;
-        // The copy has completed: its host memory goes.
-        let w = life.write_back_landed(host.into(), log)?;
-        self.host_pool.put_buffer(w.buffer, Hazards::default());
+        self.backend.event_synchronize(&w.event.event)?;
+        if self.config.pinned_results {
+            let (life, log) = self.life_mut(id)?;
+            life.write_back_kept(layout.elems(), log)?;
+        } else {
+            let mut host = self.host_pool.vecs.take_vec(layout.elems());
+            w.buffer.read(0, as_bytes_mut(&mut host))?;
+            let (life, log) = self.life_mut(id)?;
+            // The copy has completed and is copied out: its host memory goes back to the pool.
+            let w = life.write_back_landed(host.into(), log)?;
+            self.host_pool.put_buffer(w.buffer, Hazards::default());
+        }
         self.events.note(
             EventKind::WriteBackLanded,
             Some(id),
