@@ -62,7 +62,7 @@ fn rank() -> ! {
     };
     std::process::exit(i32::from(campaign_main(
         "mpi-test",
-        BackendRunner,
+        BackendRunner::host(),
         &options,
     )));
 }
