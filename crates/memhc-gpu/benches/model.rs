@@ -18,7 +18,8 @@
 //! share of the makespan the host spent in staging copies and pinning during the queue,
 //! `engine %` the share the busiest engine (H2D, D2H or the SMs) was busy, `set-up` the
 //! modelled host time before the queue (page-locking node memory on the direct path), which
-//! the makespan does not include (as `wall_s` does not include generating the nodes).
+//! the makespan does not include (as `wall_s` does not include generating the nodes), and
+//! `cpu B/B` the bytes the host copied (staging, both ways) per byte the device copied.
 
 use std::time::Instant;
 
@@ -187,7 +188,7 @@ fn main() -> Result<(), Error> {
             .unwrap_or_default()
     );
     println!(
-        "{:>4} {:>5} {:>6} {:>7} {:>8} {:>10} {:>9} {:>9} {:>9} {:>14} {:>8} {:>8} {:>8} {:>9} {:>8} {:>6} {:>6} {:>8} {:>8}",
+        "{:>4} {:>5} {:>6} {:>7} {:>8} {:>10} {:>9} {:>9} {:>9} {:>14} {:>8} {:>8} {:>8} {:>9} {:>8} {:>6} {:>6} {:>8} {:>8} {:>9}",
         "N",
         "vsize",
         "repeat",
@@ -206,7 +207,8 @@ fn main() -> Result<(), Error> {
         "pinned",
         "host %",
         "engine %",
-        "set-up"
+        "set-up",
+        "cpu B/B"
     );
     for p in &points {
         let params = SynthParams {
@@ -231,7 +233,7 @@ fn main() -> Result<(), Error> {
             let (r, setup) = modelled(&w, &a, &spec)?;
             let point_floor = *optimal_floor.get_or_insert(r.floor_s);
             println!(
-                "{:>4} {:>5} {:>6} {:>7} {:>8} {:>10.2} {:>9.2} {:>9.2} {:>9.3} {:>14.2} {:>8.1} {:>8.1} {:>8.1} {:>9.1} {:>8.1} {:>6} {:>6.1} {:>8.1} {:>8.1}",
+                "{:>4} {:>5} {:>6} {:>7} {:>8} {:>10.2} {:>9.2} {:>9.2} {:>9.3} {:>14.2} {:>8.1} {:>8.1} {:>8.1} {:>9.1} {:>8.1} {:>6} {:>6.1} {:>8.1} {:>8.1} {:>9.4}",
                 p.n,
                 p.vector_size,
                 p.repeat,
@@ -252,6 +254,7 @@ fn main() -> Result<(), Error> {
                 100.0 * (r.host_copy_s - setup).max(0.0) / r.makespan_s,
                 100.0 * r.h2d_busy_s.max(r.d2h_busy_s).max(r.compute_busy_s) / r.makespan_s,
                 setup * 1e3,
+                r.staged_bytes as f64 / (r.h2d_bytes + r.d2h_bytes).max(1) as f64,
             );
         }
     }

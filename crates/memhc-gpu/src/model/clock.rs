@@ -111,6 +111,10 @@ pub struct ModelReport {
     pub host_pin_s: f64,
     /// Page-locked buffers allocated (staging buffers and host buffers).
     pub pinned_buffers: u64,
+    /// Bytes the host copied between its memory and page-locked memory (staging both ways):
+    /// against [`ModelReport::h2d_bytes`] + [`ModelReport::d2h_bytes`], the CPU's share of the
+    /// traffic (0 when every copy is one DMA from or into page-locked host objects).
+    pub staged_bytes: u64,
     /// Host time spent waiting for the device, seconds.
     pub host_wait_s: f64,
 }
@@ -164,6 +168,12 @@ impl Clocks {
     pub fn host_copy(&mut self, seconds: f64) {
         self.host += seconds;
         self.report.host_copy_s += seconds;
+    }
+
+    /// The host copies `bytes` between its memory and page-locked memory, in `seconds`.
+    pub fn host_staging(&mut self, bytes: usize, seconds: f64) {
+        self.host_copy(seconds);
+        self.report.staged_bytes += bytes as u64;
     }
 
     /// The host page-locks a new buffer, in `seconds`.
@@ -455,6 +465,14 @@ mod tests {
         let r = c.report();
         assert!(close(r.host_copy_s, 1e-3));
         assert!(close(r.makespan_s, c.host()));
+        assert_eq!(
+            r.staged_bytes, 0,
+            "host work that stages nothing counts no bytes"
+        );
+        c.host_staging(4096, 2e-3);
+        let r = c.report();
+        assert_eq!(r.staged_bytes, 4096);
+        assert!(close(r.host_copy_s, 3e-3));
     }
 
     #[test]

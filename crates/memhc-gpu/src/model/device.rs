@@ -136,7 +136,7 @@ impl PinnedAllocation for ModelPinned {
         )?;
         let mut c = self.clock.lock();
         let seconds = c.params().staging_s(src.len(), true);
-        c.host_copy(seconds);
+        c.host_staging(src.len(), seconds);
         Ok(())
     }
 
@@ -150,7 +150,7 @@ impl PinnedAllocation for ModelPinned {
         )?;
         let mut c = self.clock.lock();
         let seconds = c.params().staging_s(dst.len(), false);
-        c.host_copy(seconds);
+        c.host_staging(dst.len(), seconds);
         Ok(())
     }
 }
