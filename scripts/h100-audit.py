@@ -45,6 +45,7 @@ VSIZE2 = f"{R2}/2026-11-26T205748Z-synth-vsize"
 # The bus figure both write-ups state and scripts/synth-ratios.py defaults to: the pinned 1 GiB
 # copies of limits.json (55.13 GB/s up, 55.14 down) to the precision the write-ups quote them.
 BUS_GBS = 55.0
+RATES = {}  # filled by section A
 # The crates whose code the `contraction` group of crates/memhc-cuda/benches/cuda.rs runs:
 # memhc-cuda and its dependencies memhc-gpu and memhc-backend; hadron (the contraction) and
 # memhc-core (the runtime, the bench's dev-dependencies) with memhc-core's memhc-policy. Their
@@ -93,6 +94,7 @@ def section_a():
         f = crit[f"contraction/N={n}"]["zgemm-strided"]
         strided = f["flops"] / f["median_s"]
         rates[n] = max(torch, strided)
+        RATES[n] = rates[n]
         print(f"N = {n}: PyTorch bmm {torch / 1e12:.2f} TFLOPS, cuBLAS strided (criterion) "
               f"{strided / 1e12:.2f} TFLOPS; the card's rate (the faster): "
               f"{rates[n] / 1e12:.1f} TFLOPS")
@@ -174,6 +176,20 @@ def section_c(points):
         print(f"{m}, every point: " + span([p[m] for p in points])
               + f" (N = 384: {span([p[m] for p in points if p['N'] == 384])}, "
               f"N = 192: {span([p[m] for p in points if p['N'] == 192])})")
+    # The compare point (4 vectors, repeat 0.5, N = 384) that section 2 of the second write-up
+    # sets against the first session's 10.2% (which added the two directions).
+    bus = BUS_GBS * 1e9
+    for label, path in (("first session, aac1112", f"{R1}/2026-11-26T162148Z-compare-check"
+                         "/compare-memhc-synth.json"),
+                        ("second session, glibc", f"{CPU2}/compare-memhc-synth.json"),
+                        ("second session, mimalloc", f"{CPU2}/compare-memhc-synth-mimalloc.json")):
+        opt = [r for r in load_json(path) if r["mode"] == "optimal"][0]
+        added = (opt["h2d_bytes"] + opt["d2h_bytes"]) / bus
+        floor = max(opt["flops"] / RATES[opt["tensor_size"]], opt["h2d_bytes"] / bus,
+                    opt["d2h_bytes"] / bus)
+        print(f"compare point (N = 384, 4 vectors, repeat 0.5), {label}: optimal "
+              f"{opt['wall_s']:.3f} s, {100 * floor / opt['wall_s']:.1f}% of the floor "
+              f"({floor:.4f} s; directions added: {100 * added / opt['wall_s']:.1f}%)")
     print()
 
 
