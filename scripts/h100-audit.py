@@ -147,6 +147,10 @@ def section_b(rates):
     print(f"points whose compute term is the larger: {n_compute} of {len(out)}: "
           + ", ".join(f"N = {p['N']} {p['table']} (vsize {p['vsize']}, repeat {p['repeat']})"
                       for p in out if p["larger"] == "compute"))
+    for n in (384, 192):
+        at = [p for p in out if p["N"] == n]
+        print(f"N = {n}: compute term the larger at {sum(p['larger'] == 'compute' for p in at)} "
+              f"of {len(at)} points")
     print()
     return out
 
