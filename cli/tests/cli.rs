@@ -217,3 +217,57 @@ fn timeline_and_report() {
         );
     }
 }
+
+/// `memhc run` reports the batched BLAS calls it issued, in its table and in each JSON record
+/// (issue 30: one GEMM per meson contraction will change them). Six distinct meson nodes
+/// (N = 2) in two loops of three, `Tr(A B C)` and `Tr(D E F)`, at one time pair: nothing to
+/// share, so each loop is one contraction and one trace. Today a meson contraction is 4
+/// accumulating batched calls (layers of 16 products) and a trace one call: 2 x 4 + 2 = 10.
+#[test]
+fn a_run_reports_four_blas_calls_per_meson_contraction() {
+    let d = dir("gemm-calls");
+    let node = |id: &str, seed: u32| {
+        format!(r#"{{"id": "{id}", "spins": 16, "dims": [2, 2], "data": {{"seed": {seed}}}}}"#)
+    };
+    let nodes: Vec<String> = ["a", "b", "c", "d", "e", "f"]
+        .iter()
+        .zip(1..)
+        .map(|(id, seed)| node(id, seed))
+        .collect();
+    let file = d.join("loops.json");
+    let text = format!(
+        r#"{{"format": "memhc-corr/1", "nodes": [{}],
+        "graphs": [{{"id": "g0", "loops": [{{"nodes": ["a", "b", "c"]}}]}},
+                   {{"id": "g1", "loops": [{{"nodes": ["d", "e", "f"]}}]}}],
+        "correlators": [{{"name": "C",
+            "times": [{{"source": 0, "sink": 1, "graphs": ["g0", "g1"]}}]}}]}}"#,
+        nodes.join(", ")
+    );
+    std::fs::write(&file, text).unwrap();
+    let json = d.join("records.json");
+    let run = memhc()
+        .arg("run")
+        .arg(&file)
+        .args(["--mode", "optimal", "--verify", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let records: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let r = &records[0];
+    assert_eq!(r["plan"]["contractions"], 2, "{r}");
+    assert_eq!(r["plan"]["traces"], 2, "{r}");
+    assert_eq!(r["gemm_calls"], 10, "{r}");
+    assert_eq!(r["stats"]["gemm_calls"], 10, "{r}");
+    // The table's last column.
+    let header = stdout.lines().next().unwrap();
+    assert!(header.trim_end().ends_with("gemm_calls"), "{stdout}");
+    let row = stdout.lines().find(|l| l.starts_with("lru")).unwrap();
+    assert_eq!(row.split_whitespace().last(), Some("10"), "{stdout}");
+}

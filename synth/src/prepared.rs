@@ -166,6 +166,7 @@ impl Prepared {
             d2h_bytes: s.d2h_bytes,
             peak_device_bytes: s.peak_device_bytes,
             flops: s.flops,
+            gemm_calls: s.gemm_calls,
             gflops: o.gflops(),
             wall_s: o.wall_s,
             cpu_s: o.cpu_s,

@@ -91,6 +91,10 @@ pub struct Record {
     pub peak_device_bytes: u64,
     /// Floating-point operations of all GEMMs (`8 m n k` per product).
     pub flops: u64,
+    /// Batched BLAS calls the run issued (GEMM, pointer-array or strided; `Stats::gemm_calls`):
+    /// today a meson contraction is 4 of them (one per layer of 16 products).
+    #[serde(default)]
+    pub gemm_calls: u64,
     /// `flops / wall_s / 1e9`.
     pub gflops: f64,
     /// Wall time of the run (vectors, traces, reading the results), seconds.

@@ -111,6 +111,7 @@ fn a_run_writes_table_json_csv_and_paper_table() {
             "d2h_bytes",
             "peak_device_bytes",
             "flops",
+            "gemm_calls",
             "gflops",
             "wall_s",
             "cpu_s",
@@ -177,6 +178,12 @@ fn verify_passes_on_every_mode_and_policy() {
     // Same queue, same results: every mode and policy moves the same flops.
     let flops: Vec<_> = recs.iter().map(|r| r["flops"].as_u64().unwrap()).collect();
     assert!(flops.windows(2).all(|w| w[0] == w[1]));
+    // And issues the same BLAS calls: 6 vectors of 4 meson contractions, each 4 accumulating
+    // batched calls of 16 products (one per layer) today: 6 x 4 x 4 = 96 (issue 30 will make
+    // it one call per contraction).
+    for r in &recs {
+        assert_eq!(r["gemm_calls"], 96, "{}/{}", r["mode"], r["policy"]);
+    }
 }
 
 /// The unified memory baseline runs on the host backend (it has managed memory): verified

@@ -57,6 +57,7 @@ fn record(policy: &str, mode: &str, repeat: f64, gflops: f64, evictions: u64) ->
         d2h_bytes: 1000,
         peak_device_bytes: 1 << 20,
         flops: 1_000_000,
+        gemm_calls: 40,
         gflops,
         wall_s: 0.001,
         cpu_s: None,
