@@ -38,6 +38,7 @@ def rows(path):
                 "floor_mk": float(cells[8]),
                 "host_pct": float(cells[16]) if len(cells) > 16 else None,
                 "setup": float(cells[18]) if len(cells) > 18 else None,
+                "cpu_bytes": float(cells[19]) if len(cells) > 19 else None,
             }
         )
     return out
@@ -65,8 +66,9 @@ def main():
     for r in data:
         points.setdefault((r["n"], r["vsize"], r["repeat"], r["oversub"]), {})[r["mode"]] = r
     print("| N | vector size | repeat | oversub | optimal floor/makespan | direct floor/makespan | "
-          "direct makespan ms | speed-up | direct host % | direct set-up ms |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "direct makespan ms | speed-up | direct host % | direct set-up ms | "
+          "host bytes per device byte: optimal, direct |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     ratios = {"optimal": [], "direct": []}
     speedups = []
     for key, modes in points.items():
@@ -79,7 +81,8 @@ def main():
         ratios["optimal"].append(o["floor_mk"])
         ratios["direct"].append(d["floor_mk"])
         print(f"| {n} | {vs} | {rep:g} | {ov:g} | {o['floor_mk']:.3f} | {d['floor_mk']:.3f} | "
-              f"{d['makespan']:.2f} | {speed:.1f}x | {d['host_pct']:.1f} | {d['setup']:.1f} |")
+              f"{d['makespan']:.2f} | {speed:.1f}x | {d['host_pct']:.1f} | {d['setup']:.1f} | "
+              f"{o['cpu_bytes']:.4f}, {d['cpu_bytes']:.4f} |")
     print()
     print("| schedule | points | min floor/makespan | median | max | points at >= 0.90 |")
     print("|---|---|---|---|---|---|")
