@@ -23,7 +23,7 @@ impl<B: Backend> Runtime<B> {
     /// ([`Backend::alloc_host`]: page-locked on a GPU), for the caller to fill in place
     /// ([`HostCopy::as_mut_slice`]) and register ([`Runtime::register_host`]): the object is
     /// then copied to the device in one DMA, with no staging copy and no page fault. Memory
-    /// that released objects held is reused ([`Config::pinned_pool_bytes`]); what it holds
+    /// that released objects held is reused ([`Config::pinned_pool_bytes`](crate::Config::pinned_pool_bytes)); what it holds
     /// before the caller writes it is unspecified.
     pub fn alloc_host(&mut self, layout: Layout) -> Result<HostCopy<B>> {
         let bytes = layout.bytes();
@@ -65,10 +65,10 @@ impl<B: Backend> Runtime<B> {
     }
 
     /// Announces that the caller will read `id` (a result) once the launches writing it are
-    /// queued: with [`Config::early_read_back`] on, it is copied back as soon as the last of
-    /// them is (see [`Runtime::set_future`]). With [`Config::pinned_results`] on, the host
+    /// queued: with [`Config::early_read_back`](crate::Config::early_read_back) on, it is copied back as soon as the last of
+    /// them is (see [`Runtime::set_future`]). With [`Config::pinned_results`](crate::Config::pinned_results) on, the host
     /// memory its copy back will land in is allocated now, into the pool
-    /// ([`Config::pinned_pool_bytes`] permitting): page-locking it is set-up, done before the
+    /// ([`Config::pinned_pool_bytes`](crate::Config::pinned_pool_bytes) permitting): page-locking it is set-up, done before the
     /// queue runs rather than in the middle of it. Changes nothing else.
     pub fn expect_read(&mut self, id: ObjectId) -> Result<()> {
         let e = self.objects.find_mut(id).ok_or(Error::UnknownObject(id))?;
@@ -91,7 +91,7 @@ impl<B: Backend> Runtime<B> {
     }
 
     /// [`Runtime::take`], handing over the host copy where it is: a vector, or the backend's
-    /// host memory a copy back landed in ([`Config::pinned_results`]), without copying it.
+    /// host memory a copy back landed in ([`Config::pinned_results`](crate::Config::pinned_results)), without copying it.
     pub fn take_host(&mut self, id: ObjectId) -> Result<HostCopy<B>> {
         self.read(id)?;
         let (host, uses) = self
