@@ -21,6 +21,7 @@ use memhc_corr_gen::model::TimePair;
 use memhc_corr_gen::presets::{Preset, correlator_matrix};
 use memhc_synth::args::{parse_bytes, parse_modes, parse_policies};
 use memhc_synth::observe::Observe;
+use memhc_synth::written::Written;
 
 /// With the `mimalloc` feature (the default), mimalloc is the process's allocator; without it,
 /// the system's.
@@ -359,14 +360,13 @@ fn execute(cli: Cli) -> Result<(), String> {
                         let label = format!("{}-{}", p.name(), m.name());
                         let title = format!("{}/{}", p.name(), m.name());
                         let (text, files) = observe
-                            .emit(&label, &title, log, spans)
+                            .emit(&label, &title, log, spans, &mut written)
                             .map_err(|e| e.to_string())?;
                         if let Some(text) = text {
                             println!("\n{text}");
                         }
                         for f in files {
                             eprintln!("memhc: wrote {}", f.display());
-                            written.0.push(f);
                         }
                     }
                     if let Some(r) = &reference {
@@ -381,7 +381,7 @@ fn execute(cli: Cli) -> Result<(), String> {
                     }
                     if first {
                         if let Some(path) = &out {
-                            written.0.push(path.clone());
+                            written.file(path);
                             values.write(path).map_err(|e| e.to_string())?;
                         }
                         first = false;
@@ -397,33 +397,13 @@ fn execute(cli: Cli) -> Result<(), String> {
             }
             if let Some(path) = json {
                 let text = serde_json::to_string_pretty(&records).map_err(|e| e.to_string())?;
-                written.0.push(path.clone());
+                written.file(&path);
                 std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
             }
             written.keep();
             Ok(())
         }
         Command::Campaign { .. } => Err("internal: campaign is run by main".into()),
-    }
-}
-
-/// Files a command wrote, removed when it is dropped before [`Written::keep`]: a command
-/// that fails halfway leaves no output behind.
-#[derive(Default)]
-struct Written(Vec<PathBuf>);
-
-impl Written {
-    /// The command succeeded: its files stay.
-    fn keep(mut self) {
-        self.0.clear();
-    }
-}
-
-impl Drop for Written {
-    fn drop(&mut self) {
-        for p in &self.0 {
-            let _ = std::fs::remove_file(p);
-        }
     }
 }
 

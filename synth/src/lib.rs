@@ -28,6 +28,7 @@ pub mod replot;
 pub mod report;
 mod runargs;
 mod sweep;
+pub mod written;
 
 pub use memhc_workload::{error, file, generate, host_memory, plan, replay, run, workload};
 
