@@ -30,14 +30,24 @@ spec() {
     esac
 }
 
+# Every test binary in one cargo call, before any run: packages built together share one
+# feature resolution (built one by one, each would rebuild its dependencies).
+args=()
 for target in "$@"; do
     read -r package file test < <(spec "$target") || exit 2
-    exe=$(cargo test --release -p "$package" --test "$file" --no-run --message-format=json 2>/dev/null |
-        python3 -c 'import json,sys
+    args+=(-p "$package" --test "$file")
+done
+built=$(cargo test --release "${args[@]}" --no-run --message-format=json) || exit 2
+
+for target in "$@"; do
+    read -r package file test < <(spec "$target") || exit 2
+    exe=$(python3 -c 'import json,sys
 for line in sys.stdin:
     m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"]:
-        print(m["executable"])')
+    t = m.get("target", {})
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and t.get("kind") == ["test"] \
+            and t.get("name") == sys.argv[1] and m["package_id"].find(sys.argv[2]) >= 0:
+        print(m["executable"])' "$file" "$package" <<<"$built" | head -1)
     if [ -z "$exe" ]; then
         echo "$target: the test binary did not build" >&2
         exit 2
