@@ -68,5 +68,5 @@ print(next(os.path.dirname(p["manifest_path"]) for p in m["packages"] if p["name
     (cd "$dir" && MEMHC_FUZZ_SECONDS=$seconds /usr/bin/time -v nice -n 19 "$exe" --exact "$test" \
         --nocapture --test-threads=1) >>"$raw" 2>&1
     echo "# exit: $?" >>"$raw"
-    echo "$target: $(grep -m1 '^memhc-fuzz' "$raw"), $(tail -1 "$raw")"
+    echo "$target: $(grep -o -m1 'memhc-fuzz .*' "$raw"), $(tail -1 "$raw")"
 done

@@ -194,31 +194,41 @@ fn mutated_npy_node_data_never_crashes() {
 
 #[test]
 fn an_npy_header_claiming_an_enormous_shape_is_refused_cleanly() {
-    // A header of (2, 2^19, 2^19) complex128 values (8 TiB) in a sparse file of that length:
-    // the header, the node and the file length agree, so the file is accepted as a source;
-    // reading its values must then be a one-line error before anything is allocated.
+    // A header of (16, 2^17, 2^17) complex128 values (4 TiB) in a sparse file of that length:
+    // the header, the node and the file length agree, so only the size stops it: a one-line
+    // error before anything is allocated, never an abort.
     let dir = common::scratch("fuzz-npy-enormous");
-    let n = 1u64 << 19;
-    let header = npy_header(&[2, n, n], "<c16", false);
+    let n = 1u64 << 17;
+    let header = npy_header(&[16, n, n], "<c16", false);
     let npy = dir.join("big.npy");
     std::fs::write(&npy, &header).unwrap();
     std::fs::File::options()
         .write(true)
         .open(&npy)
         .unwrap()
-        .set_len(header.len() as u64 + 2 * n * n * 16)
+        .set_len(header.len() as u64 + 16 * n * n * 16)
         .unwrap();
     let file = format!(
         r#"{{"format": "memhc-corr/1",
-  "nodes": [{{"id": "a", "spins": 2, "dims": [{n}, {n}], "time": 0, "data": {{"npy": "big.npy"}}}}],
+  "nodes": [{{"id": "a", "spins": 16, "dims": [{n}, {n}], "time": 0, "data": {{"npy": "big.npy"}}}}],
   "graphs": [{{"id": "g", "loops": [{{"nodes": ["a"]}}]}}],
   "correlators": [{{"name": "C", "times": [{{"source": 0, "sink": 0, "graphs": ["g"]}}]}}]}}"#
     );
-    let model = memhc_corr::parse(&file, "big.json", &dir).unwrap();
+    // Loading the file admits its nodes against the host: refused there already.
+    let e = memhc_corr::parse(&file, "big.json", &dir).unwrap_err();
+    assert!(
+        one_line_text(&e).contains("big.json: the values of its nodes needs 4.0 TiB"),
+        "{e}"
+    );
+    // A plan loads it without that admission; the values themselves are still refused.
+    let path = dir.join("big.json");
+    std::fs::write(&path, &file).unwrap();
+    let model = memhc_corr::io::load_for_planning(&path).unwrap();
     let e = model.nodes[0].values().unwrap_err();
     assert!(
-        one_line_text(&e)
-            .contains("node a: big.npy: the node's values needs 8.0 TiB of host memory"),
+        one_line_text(&e).starts_with("node a: ")
+            && e.to_string()
+                .contains("big.npy: the node's values needs 4.0 TiB of host memory"),
         "{e}"
     );
     let _ = std::fs::remove_file(&npy);
