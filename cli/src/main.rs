@@ -20,7 +20,7 @@ use memhc_corr_gen::file::{FileOptions, to_file};
 use memhc_corr_gen::model::TimePair;
 use memhc_corr_gen::presets::{Preset, correlator_matrix};
 use memhc_select::{BackendChoice, names, parse_bytes};
-use memhc_trace::Observe;
+use memhc_trace::{Observe, Written};
 
 /// With the `mimalloc` feature (the default), mimalloc is the process's allocator; without it,
 /// the system's.
@@ -369,14 +369,13 @@ fn execute(cli: Cli) -> Result<(), String> {
                         let label = format!("{}-{}", p.name(), m.name());
                         let title = format!("{}/{}", p.name(), m.name());
                         let (text, files) = observe
-                            .emit(&label, &title, log, spans)
+                            .emit(&label, &title, log, spans, &mut written)
                             .map_err(|e| e.to_string())?;
                         if let Some(text) = text {
                             println!("\n{text}");
                         }
                         for f in files {
                             eprintln!("memhc: wrote {}", f.display());
-                            written.0.push(f);
                         }
                     }
                     if let Some(r) = &reference {
@@ -391,7 +390,7 @@ fn execute(cli: Cli) -> Result<(), String> {
                     }
                     if first {
                         if let Some(path) = &out {
-                            written.0.push(path.clone());
+                            written.file(path);
                             values.write(path).map_err(|e| e.to_string())?;
                         }
                         first = false;
@@ -409,33 +408,13 @@ fn execute(cli: Cli) -> Result<(), String> {
             }
             if let Some(path) = json {
                 let text = serde_json::to_string_pretty(&records).map_err(|e| e.to_string())?;
-                written.0.push(path.clone());
+                written.file(&path);
                 std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
             }
             written.keep();
             Ok(())
         }
         Command::Campaign { .. } => Err("internal: campaign is run by main".into()),
-    }
-}
-
-/// Files a command wrote, removed when it is dropped before [`Written::keep`]: a command
-/// that fails halfway leaves no output behind.
-#[derive(Default)]
-struct Written(Vec<PathBuf>);
-
-impl Written {
-    /// The command succeeded: its files stay.
-    fn keep(mut self) {
-        self.0.clear();
-    }
-}
-
-impl Drop for Written {
-    fn drop(&mut self) {
-        for p in &self.0 {
-            let _ = std::fs::remove_file(p);
-        }
     }
 }
 

@@ -271,3 +271,59 @@ fn a_run_reports_four_blas_calls_per_meson_contraction() {
     let row = stdout.lines().find(|l| l.starts_with("lru")).unwrap();
     assert_eq!(row.split_whitespace().last(), Some("10"), "{stdout}");
 }
+
+/// `memhc run` that fails after its outputs were written (the correlators and the timeline,
+/// then `--json` cannot be written) leaves none of them; with a writable `--json` it keeps all.
+#[test]
+fn a_failing_run_leaves_no_output_file() {
+    let d = dir("no-outputs");
+    let file = d.join("a1.json");
+    let out = memhc()
+        .args(["gen", "a1_rhopi", "--tensor-size", "2", "-o"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let values = d.join("values.csv");
+    let timeline = d.join("timeline.json");
+    let run = |json: &std::path::Path| {
+        memhc()
+            .arg("run")
+            .arg(&file)
+            .args(["--policy", "lru,belady", "--out"])
+            .arg(&values)
+            .arg("--timeline")
+            .arg(&timeline)
+            .arg("--json")
+            .arg(json)
+            .output()
+            .unwrap()
+    };
+    let o = run(&d.join("no-such-dir/records.json"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.lines()
+            .last()
+            .unwrap_or("")
+            .contains("no-such-dir/records.json"),
+        "{err}"
+    );
+    // Both policies' timelines (labelled) and the values are gone.
+    let left: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["a1.json"], "outputs left behind");
+    let json = d.join("records.json");
+    let o = run(&json);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for kept in [
+        values,
+        d.join("timeline-lru-optimal.json"),
+        d.join("timeline-belady-optimal.json"),
+        json,
+    ] {
+        assert!(kept.exists(), "{} was not written", kept.display());
+    }
+}

@@ -5,34 +5,15 @@
 //! minute with exit code 0 or 2 (bad input: one line on stderr), never a signal (an abort is
 //! 134, an OOM kill 137), never a hang.
 //!
-//! Deterministic and bounded for CI; `MEMHC_FUZZ_CASES=N` runs more. Commands run with
+//! Deterministic and bounded for CI; `MEMHC_FUZZ_CASES=N` or `MEMHC_FUZZ_SECONDS=S` runs more (`memhc_testkit::fuzz`). Commands run with
 //! `MEMHC_HOST_MEMORY=2G`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use memhc_testkit::fuzz::{self, Rng};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
-}
 
 fn scratch() -> PathBuf {
     let d = std::env::temp_dir().join(format!("memhc-cli-fuzz-args-{}", std::process::id()));
@@ -67,13 +48,6 @@ fn run(args: &[String]) -> (i32, String) {
             out.status
         ),
     }
-}
-
-fn cases() -> u64 {
-    std::env::var("MEMHC_FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(60)
 }
 
 #[test]
@@ -139,8 +113,8 @@ fn random_command_lines_end_with_an_exit_code() {
         ("--sources", s(&["0", "0,4", "1,1", "4294967295"])),
         ("--seed", s(&["0", "18446744073709551615"])),
     ];
-    for case in 0..cases() {
-        let mut r = Rng(case);
+    for case in fuzz::cases("memhc-args", 60) {
+        let mut r = Rng::new(case);
         let mut args: Vec<String> = Vec::new();
         let flags: Vec<(&str, Vec<String>)> = match r.below(5) {
             0 => {

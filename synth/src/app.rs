@@ -147,7 +147,10 @@ fn synth(a: &RunArgs) -> Result<()> {
         );
     }
     bar.finish_and_clear();
-    present(a, &records, &parsed.sweeps, &observed)
+    present(a, &records, &parsed.sweeps, &mut observed)?;
+    // Every output is complete: they stay (any error above removed them).
+    observed.keep_outputs();
+    Ok(())
 }
 
 /// `--emit-workload FILE`: writes the generated workload and exits.

@@ -229,9 +229,11 @@ pub(crate) fn main(a: &RunArgs) -> ExitCode {
         }
     }
     let sweeps = job.parsed().map(|p| p.sweeps.clone()).unwrap_or_default();
-    if let Err(e) = present(a, &records, &sweeps, &Observed::default()) {
+    let mut observed = Observed::default();
+    if let Err(e) = present(a, &records, &sweeps, &mut observed) {
         return fail(world, exit_code(&e), e.to_string());
     }
+    observed.keep_outputs();
     eprintln!(
         "memhc-synth: {} points ({} from the journal) on {} rank{} ({}) in {:.2} s",
         units.len(),

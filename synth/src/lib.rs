@@ -27,6 +27,8 @@ pub mod replot;
 pub mod report;
 mod runargs;
 mod sweep;
+/// The output files of a command (they live in `memhc-trace`, which both tools use).
+pub use memhc_trace::written;
 
 pub use memhc_workload::{error, file, generate, host_memory, plan, replay, run, workload};
 

@@ -95,6 +95,12 @@ pub fn write_plots(dir: &Path, records: &[Record], swept: &str) -> Result<Vec<Pa
 
     let context = context(first, records, swept);
     let mut written = Vec::with_capacity(METRICS.len());
+    // A plot that fails takes those written before it along: all of them or none.
+    let discard = |written: &[PathBuf]| {
+        for p in written {
+            let _ = fs::remove_file(p);
+        }
+    };
     for metric in &METRICS {
         let mut lines = series_lines(records, &xs, metric.value);
         if metric.stem == "misses"
@@ -110,13 +116,17 @@ pub fn write_plots(dir: &Path, records: &[Record], swept: &str) -> Result<Vec<Pa
         };
         let path = dir.join(format!("{}-vs-{swept}.svg", metric.stem));
         let svg = render(&chart).map_err(|e| {
+            discard(&written);
             Error::io(
                 &path,
                 io::Error::other(format!("drawing the plot failed: {e}")),
             )
         })?;
-        fs::write(&path, svg).map_err(|e| Error::io(&path, e))?;
-        written.push(path);
+        written.push(path.clone());
+        fs::write(&path, svg).map_err(|e| {
+            discard(&written);
+            Error::io(&path, e)
+        })?;
     }
     Ok(written)
 }

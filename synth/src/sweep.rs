@@ -18,6 +18,7 @@ use crate::run::{RunSpec, miss_lower_bound};
 use crate::runargs::RunArgs;
 use crate::workload::Workload;
 use crate::{file, plot, report};
+use memhc_trace::Written;
 use memhc_trace::{Observe, TraceError};
 
 /// Unified memory is never oversubscribed: refuses a point whose budget is below its peak.
@@ -308,6 +309,7 @@ impl RunPlan {
                 let traced = median_run(self.backend, p, &spec, self.runs, events, bar)?;
                 let outcome = &traced.outcome;
                 if let Some(dir) = dump.take() {
+                    observed.record_dump(dir, &outcome.results)?;
                     file::dump_results(dir, &outcome.results, &outcome.traces)?;
                 }
                 let record = p.record(&self.backend_name, &spec, lower_bound, outcome);
@@ -315,7 +317,13 @@ impl RunPlan {
                     let (label, title) = run_label(&record, observed.several_points);
                     let (text, files) = observed
                         .outputs
-                        .emit(&label, &title, &traced.events, &traced.timeline)
+                        .emit(
+                            &label,
+                            &title,
+                            &traced.events,
+                            &traced.timeline,
+                            &mut observed.outputs_written,
+                        )
                         .map_err(|TraceError::Io { path, source }| Error::io(path, source))?;
                     observed.reports.extend(text);
                     observed.written.extend(files);
@@ -354,6 +362,9 @@ pub(crate) struct Observed {
     pub(crate) reports: Vec<String>,
     /// The files written so far.
     pub(crate) written: Vec<PathBuf>,
+    /// Every output file and directory of the command so far (dumps, timelines, plots, JSON,
+    /// CSV): removed when the command fails, kept by [`Observed::keep_outputs`].
+    pub(crate) outputs_written: Written,
 }
 
 impl Observed {
@@ -371,7 +382,35 @@ impl Observed {
             several_points: points > 1,
             reports: Vec::new(),
             written: Vec::new(),
+            outputs_written: Written::default(),
         }
+    }
+
+    /// Records what `--dump-results DIR` is about to write (the directory when it is made,
+    /// `DIR/<id>.npy` of each result and `DIR/traces.json`), so that a failing command removes
+    /// it. An id that is not a plain file name is not recorded: the dump refuses it before
+    /// writing anything of its own.
+    pub(crate) fn record_dump(
+        &mut self,
+        dir: &Path,
+        results: &[(String, hadron::HadronNode)],
+    ) -> Result<()> {
+        self.outputs_written
+            .create_dir_all(dir)
+            .map_err(|e| Error::io(dir, e))?;
+        for (id, _) in results {
+            let name = format!("{id}.npy");
+            if Path::new(&name).file_name() == Some(std::ffi::OsStr::new(&name)) {
+                self.outputs_written.file(&dir.join(name));
+            }
+        }
+        self.outputs_written.file(&dir.join("traces.json"));
+        Ok(())
+    }
+
+    /// The command succeeded: its outputs stay.
+    pub(crate) fn keep_outputs(&mut self) {
+        std::mem::take(&mut self.outputs_written).keep();
     }
 }
 
@@ -409,29 +448,34 @@ pub(crate) fn present(
     a: &RunArgs,
     records: &[Record],
     sweeps: &[Sweep],
-    observed: &Observed,
+    observed: &mut Observed,
 ) -> Result<()> {
     report::to_stdout(&report::table(records))?;
     for text in &observed.reports {
         report::to_stdout(&format!("\n{text}"))?;
     }
-    for path in &observed.written {
-        eprintln!("memhc-synth: wrote {}", path.display());
-    }
     if a.paper_table {
         report::to_stdout(&format!("\n{}", report::paper_table(records)))?;
     }
+    let outputs = &mut observed.outputs_written;
     if let Some(path) = &a.json {
+        outputs.file(path);
         report::write_json(path, records)?;
     }
     if let Some(path) = &a.csv {
+        outputs.file(path);
         report::write_csv(path, records)?;
     }
     if let Some(dir) = &a.plot {
         let swept = sweeps.first().map_or("repeat", |s| s.key.as_str());
-        for p in plot::write_plots(dir, records, swept)? {
-            eprintln!("memhc-synth: wrote {}", p.display());
-        }
+        outputs.create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        // The plots' own names: `write_plots` removes what it wrote when it fails.
+        let plots = plot::write_plots(dir, records, swept)?;
+        observed.written.extend(plots);
+    }
+    // Said once every output is complete: a command that fails above removes them.
+    for path in &observed.written {
+        eprintln!("memhc-synth: wrote {}", path.display());
     }
     Ok(())
 }

@@ -762,3 +762,41 @@ fn report_timeline_and_memory_plots() {
         assert!(svg.contains("device MiB"), "{name}");
     }
 }
+
+/// A run that fails after its outputs were opened (the results dumped, the timeline and the
+/// plots written, then `--json` cannot be written) leaves none of them; the same run with a
+/// writable `--json` keeps them all.
+#[test]
+fn a_failing_run_leaves_no_output_file() {
+    let dir = scratch("no-outputs");
+    let dump = dir.join("dump");
+    let timeline = dir.join("timeline.json");
+    let plots = dir.join("plots");
+    let run = |json: &std::path::Path| {
+        let mut args: Vec<String> = SMALL.iter().map(|s| (*s).to_owned()).collect();
+        for (flag, path) in [
+            ("--dump-results", &dump),
+            ("--timeline", &timeline),
+            ("--plot", &plots),
+        ] {
+            args.extend([flag.to_owned(), path.display().to_string()]);
+        }
+        args.extend(["--json".to_owned(), json.display().to_string()]);
+        synth(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let o = run(&dir.join("no-such-dir/records.json"));
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("no-such-dir/records.json"), "{err}");
+    for left in [&dump, &timeline, &plots] {
+        assert!(!left.exists(), "{} was left behind", left.display());
+    }
+    // The same run with a writable --json writes them all.
+    let json = dir.join("records.json");
+    let o = run(&json);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for kept in [&dump.join("traces.json"), &timeline, &plots, &json] {
+        assert!(kept.exists(), "{} was not written", kept.display());
+    }
+}

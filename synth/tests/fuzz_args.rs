@@ -5,35 +5,16 @@
 //! minute with exit code 0, 1 (a run that failed) or 2 (bad input, one line on stderr): never a
 //! signal (an abort is 134, an OOM kill 137), never a hang.
 //!
-//! Deterministic and bounded for CI (cases at a small default size); `MEMHC_FUZZ_CASES=N`
+//! Deterministic and bounded for CI (cases at a small default size); `MEMHC_FUZZ_CASES=N` (or `MEMHC_FUZZ_SECONDS=S`, see `memhc_testkit::fuzz`)
 //! runs more. Commands run with `MEMHC_HOST_MEMORY=2G`, so that the host admission is the same
 //! on every machine.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use memhc_testkit::fuzz::{self, Rng};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
-}
 
 const SIZES: [&str; 8] = [
     "0",
@@ -182,13 +163,6 @@ fn files(d: &Path) -> (PathBuf, PathBuf) {
     (small, huge)
 }
 
-fn cases() -> u64 {
-    std::env::var("MEMHC_FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(60)
-}
-
 #[test]
 fn random_command_lines_end_with_an_exit_code() {
     let d = scratch();
@@ -199,8 +173,8 @@ fn random_command_lines_end_with_an_exit_code() {
         &huge.display().to_string(),
         &out.display().to_string(),
     );
-    for case in 0..cases() {
-        let mut r = Rng(case);
+    for case in fuzz::cases("memhc-synth-args", 60) {
+        let mut r = Rng::new(case);
         let mut args: Vec<String> = Vec::new();
         if r.below(4) == 0 {
             args.push("plan".into());

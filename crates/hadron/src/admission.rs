@@ -99,6 +99,64 @@ pub fn bytes_of(what: &str, count: u64, item_bytes: u64) -> Result<u64> {
     })
 }
 
+/// Reads exactly `len` complex128 values (16 bytes each: the real part then the imaginary,
+/// little-endian, or big-endian when `big_endian`) from `reader`, which must then be at its
+/// end: the data of a `.npy` file whose header gave `len`.
+///
+/// `len` comes from a file, so the values' memory is reserved fallibly
+/// ([`Vec::try_reserve_exact`]) before anything is read: a count whose bytes overflow or that
+/// the allocator refuses is an error, not an abort. The data are read in pieces of 64 KiB.
+/// The error is one line: `cannot reserve ...` or `unreadable data: ...` (short data, trailing
+/// bytes, an I/O error).
+pub fn read_complex128(
+    reader: &mut impl std::io::Read,
+    big_endian: bool,
+    len: usize,
+) -> std::result::Result<Vec<num_complex::Complex64>, String> {
+    const PIECE: usize = 4096;
+    let bytes = bytes_of("complex128 values", len as u64, 16).map_err(|e| e.to_string())?;
+    let mut values: Vec<num_complex::Complex64> = Vec::new();
+    values.try_reserve_exact(len).map_err(|e| {
+        format!(
+            "cannot reserve {} for {len} complex128 values: {e}",
+            human_bytes(bytes)
+        )
+    })?;
+    let word = |b: &[u8]| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(b);
+        if big_endian {
+            f64::from_be_bytes(w)
+        } else {
+            f64::from_le_bytes(w)
+        }
+    };
+    let mut buf = vec![0u8; PIECE * 16];
+    let mut left = len;
+    while left > 0 {
+        let n = left.min(PIECE);
+        let piece = &mut buf[..n * 16];
+        reader
+            .read_exact(piece)
+            .map_err(|e| format!("unreadable data: {e} after {} of {len} values", len - left))?;
+        values.extend(
+            piece
+                .chunks_exact(16)
+                .map(|c| num_complex::Complex64::new(word(&c[..8]), word(&c[8..]))),
+        );
+        left -= n;
+    }
+    let mut extra = [0u8; 1];
+    loop {
+        match reader.read(&mut extra) {
+            Ok(0) => return Ok(values),
+            Ok(_) => return Err("unreadable data: bytes after the last value".to_owned()),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(format!("unreadable data: {e}")),
+        }
+    }
+}
+
 /// The text of the JSON file at `path`, read without ever holding more than `limit` bytes:
 /// a regular file larger than that is refused before it is read, and anything else (a device
 /// like `/dev/zero`, a pipe) is read in pieces and refused (an [`std::io::Error`] of kind
@@ -256,6 +314,41 @@ mod tests {
         assert_eq!(bytes_of("dims", 4, 16), Ok(64));
         assert_eq!(human_bytes(1023), "1023 B");
         assert_eq!(human_bytes(3 << 20), "3.0 MiB");
+    }
+
+    #[test]
+    fn complex128_values_are_read_in_either_byte_order() {
+        let mut le = Vec::new();
+        let mut be = Vec::new();
+        for x in [1.5f64, -2.0, 0.25, 8.0] {
+            le.extend_from_slice(&x.to_le_bytes());
+            be.extend_from_slice(&x.to_be_bytes());
+        }
+        let want = vec![
+            num_complex::Complex64::new(1.5, -2.0),
+            num_complex::Complex64::new(0.25, 8.0),
+        ];
+        assert_eq!(read_complex128(&mut &le[..], false, 2), Ok(want.clone()));
+        assert_eq!(read_complex128(&mut &be[..], true, 2), Ok(want));
+        assert_eq!(read_complex128(&mut &le[..0], false, 0), Ok(Vec::new()));
+        // Short data and trailing bytes are errors.
+        let e = read_complex128(&mut &le[..], false, 3).unwrap_err();
+        assert!(
+            e.starts_with("unreadable data: ") && e.contains("after 0 of 3"),
+            "{e}"
+        );
+        let e = read_complex128(&mut &le[..], false, 1).unwrap_err();
+        assert_eq!(e, "unreadable data: bytes after the last value");
+    }
+
+    #[test]
+    fn an_enormous_count_of_values_is_refused_before_anything_is_read() {
+        // Bytes that overflow 64 bits, and a count the allocator cannot give (8 EiB,
+        // past what `Vec` may hold): errors, not aborts, and nothing is read.
+        let e = read_complex128(&mut std::io::repeat(0), false, usize::MAX).unwrap_err();
+        assert!(e.contains("exceed the address space"), "{e}");
+        let e = read_complex128(&mut std::io::repeat(0), false, usize::MAX / 32).unwrap_err();
+        assert!(e.starts_with("cannot reserve 8192.0 PiB"), "{e}");
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! caught at the boundary), never abort the process.
 //!
 //! The driver is deterministic (a splitmix64 generator per case, cases numbered from 0) and
-//! bounded so that CI spends seconds on it; `MEMHC_FUZZ_CASES=N` runs more (how the record in
+//! bounded so that CI spends seconds on it; `MEMHC_FUZZ_CASES=N` or `MEMHC_FUZZ_SECONDS=S` runs more (`memhc_testkit::fuzz`) (how the record in
 //! `docs/results/2026-11-27-fuzz.md` was made). The regression corpus of this target is the
 //! list of call sequences in `admission.rs`, each one an input the fuzzer or the issue found.
 //!
@@ -14,6 +14,7 @@
 //! at least the length passed (the contract the header states); only the values vary.
 #![allow(unsafe_code)]
 
+use memhc_testkit::fuzz::{self, Rng};
 use std::ffi::CStr;
 
 use memhc_capi::ffi::compute::*;
@@ -25,23 +26,13 @@ use memhc_capi::{
     MemhcStats, MemhcStatus as S, MemhcTerm,
 };
 
-/// splitmix64: a tiny, seedable, well-mixed generator (no dependency).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.next() % n }
-    }
-
+/// The sizes the calls take.
+trait Sizes {
     /// A size: mostly small, sometimes one of the values that break size arithmetic.
+    fn size(&mut self) -> usize;
+}
+
+impl Sizes for Rng {
     fn size(&mut self) -> usize {
         const EDGES: [u64; 9] = [
             0,
@@ -54,18 +45,10 @@ impl Rng {
             u64::MAX / 16 + 1,
             u64::MAX,
         ];
-        if self.below(4) == 0 {
-            EDGES[self.below(EDGES.len() as u64) as usize] as usize
+        if self.below_u64(4) == 0 {
+            EDGES[self.below(EDGES.len())] as usize
         } else {
-            self.below(5) as usize
-        }
-    }
-
-    fn pick<T: Copy>(&mut self, from: &[T]) -> Option<T> {
-        if from.is_empty() {
-            None
-        } else {
-            Some(from[self.below(from.len() as u64) as usize])
+            self.below_u64(5) as usize
         }
     }
 }
@@ -100,23 +83,29 @@ struct Handles {
 
 impl Handles {
     fn runtime(&self, r: &mut Rng) -> MemhcRuntime {
-        match r.below(8) {
-            0 => MemhcRuntime { handle: r.next() },
+        match r.below_u64(8) {
+            0 => MemhcRuntime {
+                handle: r.next_u64(),
+            },
             1 => MemhcRuntime::default(),
             _ => r.pick(&self.runtimes).unwrap_or_default(),
         }
     }
 
     fn object(&self, r: &mut Rng) -> MemhcObject {
-        match r.below(8) {
-            0 => MemhcObject { handle: r.next() },
+        match r.below_u64(8) {
+            0 => MemhcObject {
+                handle: r.next_u64(),
+            },
             _ => r.pick(&self.objects).unwrap_or_default(),
         }
     }
 
     fn plan(&self, r: &mut Rng) -> MemhcPlan {
-        match r.below(8) {
-            0 => MemhcPlan { handle: r.next() },
+        match r.below_u64(8) {
+            0 => MemhcPlan {
+                handle: r.next_u64(),
+            },
             _ => r.pick(&self.plans).unwrap_or_default(),
         }
     }
@@ -125,16 +114,16 @@ impl Handles {
 /// One call, chosen and filled in by `r`.
 fn step(r: &mut Rng, h: &mut Handles) {
     let rt = h.runtime(r);
-    match r.below(12) {
+    match r.below_u64(12) {
         0 => {
             let mut cfg = memhc_config_default();
-            cfg.budget_bytes = match r.below(3) {
+            cfg.budget_bytes = match r.below_u64(3) {
                 0 => r.size() as u64,
-                _ => 1 << (10 + r.below(14)),
+                _ => 1 << (10 + r.below_u64(14)),
             };
-            cfg.streams = match r.below(4) {
-                0 => r.next() as u32,
-                _ => r.below(6) as u32,
+            cfg.streams = match r.below_u64(4) {
+                0 => r.next_u64() as u32,
+                _ => r.below_u64(6) as u32,
             };
             let mut out = MemhcRuntime::default();
             // SAFETY: pointers to locals.
@@ -146,16 +135,16 @@ fn step(r: &mut Rng, h: &mut Handles) {
         }
         1 => {
             let spins = r.size();
-            let rank = r.below(4) as usize;
+            let rank = r.below_u64(4) as usize;
             let dims: Vec<usize> = (0..rank).map(|_| r.size()).collect();
             // A real buffer; `len` never exceeds it (the caller's contract), but need not match.
-            let data = vec![C { re: 0.5, im: -0.25 }; r.below(300) as usize];
-            let len = r.below(data.len() as u64 + 1) as usize;
+            let data = vec![C { re: 0.5, im: -0.25 }; r.below_u64(300) as usize];
+            let len = r.below_u64(data.len() as u64 + 1) as usize;
             let exact = dims
                 .iter()
                 .try_fold(spins, |n, &d| n.checked_mul(d))
                 .filter(|&n| n <= data.len());
-            let len = match (r.below(2), exact) {
+            let len = match (r.below_u64(2), exact) {
                 (0, Some(n)) => n,
                 _ => len,
             };
@@ -178,7 +167,7 @@ fn step(r: &mut Rng, h: &mut Handles) {
             }
         }
         2 | 3 => {
-            let terms: Vec<MemhcTerm> = (0..1 + r.below(5))
+            let terms: Vec<MemhcTerm> = (0..1 + r.below_u64(5))
                 .map(|_| MemhcTerm {
                     out: r.size(),
                     a: r.size(),
@@ -220,7 +209,7 @@ fn step(r: &mut Rng, h: &mut Handles) {
             }
         }
         7 => {
-            let cs: Vec<MemhcContraction> = (0..r.below(4))
+            let cs: Vec<MemhcContraction> = (0..r.below_u64(4))
                 .map(|_| MemhcContraction {
                     a: h.object(r),
                     b: h.object(r),
@@ -229,7 +218,7 @@ fn step(r: &mut Rng, h: &mut Handles) {
                     b_split: 0,
                 })
                 .collect();
-            let mut outs = vec![MemhcObject::default(); r.below(5) as usize];
+            let mut outs = vec![MemhcObject::default(); r.below_u64(5) as usize];
             // SAFETY: both arrays are live with the lengths passed.
             let s = unsafe {
                 memhc_run_vector(rt, cs.as_ptr(), cs.len(), outs.as_mut_ptr(), outs.len())
@@ -240,7 +229,7 @@ fn step(r: &mut Rng, h: &mut Handles) {
             }
         }
         8 => {
-            let pairs: Vec<MemhcPair> = (0..r.below(4))
+            let pairs: Vec<MemhcPair> = (0..r.below_u64(4))
                 .map(|_| MemhcPair {
                     a: r.size(),
                     b: r.size(),
@@ -262,8 +251,8 @@ fn step(r: &mut Rng, h: &mut Handles) {
             check(s, "trace");
         }
         9 => {
-            let mut buf = vec![C::default(); r.below(300) as usize];
-            let len = r.below(buf.len() as u64 + 1) as usize;
+            let mut buf = vec![C::default(); r.below_u64(300) as usize];
+            let len = r.below_u64(buf.len() as u64 + 1) as usize;
             // SAFETY: `buf` is live with at least `len` elements.
             let s = unsafe { memhc_read(rt, h.object(r), buf.as_mut_ptr(), len) };
             check(s, "read");
@@ -282,24 +271,17 @@ fn step(r: &mut Rng, h: &mut Handles) {
             check(unsafe { memhc_get_stats(rt, &mut stats) }, "get_stats");
         }
         _ => {
-            if r.below(4) == 0 {
+            if r.below_u64(4) == 0 {
                 check(memhc_runtime_destroy(rt), "runtime_destroy");
             }
         }
     }
 }
 
-fn cases() -> u64 {
-    std::env::var("MEMHC_FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(300)
-}
-
 #[test]
 fn arbitrary_call_sequences_never_crash_nor_report_internal_errors() {
-    for case in 0..cases() {
-        let mut r = Rng(case);
+    for case in fuzz::cases("capi-calls", 300) {
+        let mut r = Rng::new(case);
         let mut h = Handles::default();
         // Every sequence starts with a runtime, so that most calls reach past the handle check.
         let mut cfg = memhc_config_default();
@@ -321,9 +303,9 @@ fn arbitrary_call_sequences_never_crash_nor_report_internal_errors() {
 
 #[test]
 fn version_and_status_names_answer_any_value() {
-    let mut r = Rng(7);
+    let mut r = Rng::new(7);
     for _ in 0..1000 {
-        let code = r.next() as i32;
+        let code = r.next_u64() as i32;
         // SAFETY: memhc_status_name never returns null and its strings are static.
         let name = unsafe { CStr::from_ptr(memhc_status_name(code)) };
         assert!(name.to_bytes().starts_with(b"MEMHC_STATUS_"));
@@ -360,27 +342,31 @@ fn arbitrary_correlator_call_sequences_never_crash() {
     use memhc_capi::ffi::corr::*;
     use memhc_capi::{MemhcCorr, MemhcCorrOptions, MemhcCorrResults, MemhcCorrTime};
     let files = corr_files();
-    for case in 0..cases() / 10 {
-        let mut r = Rng(10_000 + case);
+    for case in fuzz::cases("capi-correlators", 300).divided_by(10) {
+        let mut r = Rng::new(10_000 + case);
         let mut corrs: Vec<MemhcCorr> = Vec::new();
         let mut results: Vec<MemhcCorrResults> = Vec::new();
         for _ in 0..12 {
-            let corr = match r.below(6) {
-                0 => MemhcCorr { handle: r.next() },
+            let corr = match r.below_u64(6) {
+                0 => MemhcCorr {
+                    handle: r.next_u64(),
+                },
                 _ => r.pick(&corrs).unwrap_or_default(),
             };
-            let res = match r.below(6) {
-                0 => MemhcCorrResults { handle: r.next() },
+            let res = match r.below_u64(6) {
+                0 => MemhcCorrResults {
+                    handle: r.next_u64(),
+                },
                 _ => r.pick(&results).unwrap_or_default(),
             };
-            match r.below(6) {
+            match r.below_u64(6) {
                 0 | 1 => {
                     let options = MemhcCorrOptions {
-                        sharing: r.next() as i32,
-                        file_order: r.next() as i32,
+                        sharing: r.next_u64() as i32,
+                        file_order: r.next_u64() as i32,
                         vector_size: r.size(),
                     };
-                    let path = &files[r.below(files.len() as u64) as usize];
+                    let path = &files[r.below_u64(files.len() as u64) as usize];
                     let mut out = MemhcCorr::default();
                     // SAFETY: a NUL-terminated string and pointers to locals.
                     let s = unsafe { memhc_corr_open(path.as_ptr(), &options, &mut out) };
@@ -391,11 +377,11 @@ fn arbitrary_correlator_call_sequences_never_crash() {
                 }
                 2 => {
                     let mut cfg = memhc_config_default();
-                    cfg.budget_bytes = match r.below(3) {
+                    cfg.budget_bytes = match r.below_u64(3) {
                         0 => r.size() as u64,
-                        _ => 1 << (10 + r.below(14)),
+                        _ => 1 << (10 + r.below_u64(14)),
                     };
-                    cfg.streams = r.below(5) as u32;
+                    cfg.streams = r.below_u64(5) as u32;
                     let mut out = MemhcCorrResults::default();
                     // SAFETY: pointers to locals.
                     let s = unsafe { memhc_corr_run(corr, &cfg, &mut out) };
@@ -409,7 +395,7 @@ fn arbitrary_correlator_call_sequences_never_crash() {
                     let mut n = 0usize;
                     // SAFETY: a local out-parameter.
                     check(unsafe { memhc_corr_results_len(res, index, &mut n) }, "len");
-                    let mut times = vec![MemhcCorrTime::default(); r.below(8) as usize];
+                    let mut times = vec![MemhcCorrTime::default(); r.below_u64(8) as usize];
                     let mut values = vec![C::default(); times.len()];
                     // SAFETY: both buffers are live with `times.len()` elements.
                     let s = unsafe {
@@ -422,7 +408,7 @@ fn arbitrary_correlator_call_sequences_never_crash() {
                         )
                     };
                     check(s, "values");
-                    let mut buf = vec![0 as std::ffi::c_char; r.below(16) as usize];
+                    let mut buf = vec![0 as std::ffi::c_char; r.below_u64(16) as usize];
                     let mut needed = 0usize;
                     // SAFETY: `buf` is live with its length; `needed` is a local.
                     let s = unsafe {
@@ -452,7 +438,7 @@ fn arbitrary_correlator_call_sequences_never_crash() {
                     );
                 }
                 _ => {
-                    if r.below(2) == 0 {
+                    if r.below_u64(2) == 0 {
                         check(memhc_corr_release(corr), "corr_release");
                     } else {
                         check(memhc_corr_results_release(res), "results_release");

@@ -6,7 +6,6 @@ use std::fs::File;
 use std::io::{BufReader, Seek};
 
 use hadron::{HadronNode, NodeShape};
-use ndarray_npy::ReadableElement;
 use ndarray_npy::npy::header::Header;
 use num_complex::Complex64;
 
@@ -97,11 +96,16 @@ fn npy_header(path: &str, shape: &NodeShape) -> Result<(BufReader<File>, Header)
     Ok((reader, header))
 }
 
+/// The values of a `.npy` file whose header matches `shape`. The shape is the file's word, so
+/// its bytes are admitted against the host ([`hadron::admission::admit_host`]) and reserved
+/// fallibly before anything is read.
 fn read_npy(path: &str, shape: &NodeShape) -> Result<Vec<Complex64>, String> {
     let (mut reader, header) = npy_header(path, shape)?;
-    let len = shape.layout().map_err(|e| e.to_string())?.elems();
-    Complex64::read_to_end_exact_vec(&mut reader, &header.type_descriptor, len)
-        .map_err(|e| format!("unreadable data: {e}"))
+    let layout = shape.layout().map_err(|e| e.to_string())?;
+    hadron::admission::admit_host("the node's values", layout.bytes() as u64)
+        .map_err(|e| e.to_string())?;
+    let big_endian = header.type_descriptor.as_string().map(String::as_str) == Some(">c16");
+    hadron::admission::read_complex128(&mut reader, big_endian, layout.elems())
 }
 
 /// Writes `node` as a complex128 `.npy` file in C order (for tests and generators).

@@ -8,38 +8,19 @@
 //! baryons with views, explicit mappings), and the regression corpus in
 //! `tests/fuzz-corpus/` (inputs that aborted or hung before issue 31, each still checked).
 //! Deterministic (splitmix64, case numbers as seeds) and bounded for CI; set
-//! `MEMHC_FUZZ_CASES=N` to run more.
+//! `MEMHC_FUZZ_CASES=N` or `MEMHC_FUZZ_SECONDS=S` to run more (`memhc_testkit::fuzz`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
+use memhc_testkit::fuzz::{self, Rng, mutate_json};
 use std::path::{Path, PathBuf};
 
 use hadron::Engine;
 use memhc_core::{Config, Runtime};
 use memhc_corr::{CorrError, PlanOptions};
 use memhc_host::HostBackend;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
-}
 
 /// Numbers that break size arithmetic, as JSON text.
 const EDGES: [&str; 12] = [
@@ -56,47 +37,6 @@ const EDGES: [&str; 12] = [
     "0.5",
     "200000",
 ];
-
-/// One mutation of `text`.
-fn mutate(r: &mut Rng, text: &mut Vec<u8>) {
-    if text.is_empty() {
-        text.extend_from_slice(b"{}");
-        return;
-    }
-    match r.below(6) {
-        // A number replaced by an edge value (the mutation that finds size bugs).
-        0..=2 => {
-            let digits: Vec<usize> = (0..text.len())
-                .filter(|&i| text[i].is_ascii_digit() && (i == 0 || !text[i - 1].is_ascii_digit()))
-                .collect();
-            if digits.is_empty() {
-                return;
-            }
-            let start = digits[r.below(digits.len())];
-            let end = (start..text.len())
-                .find(|&i| !text[i].is_ascii_digit())
-                .unwrap_or(text.len());
-            let edge = EDGES[r.below(EDGES.len())].as_bytes();
-            text.splice(start..end, edge.iter().copied());
-        }
-        3 => {
-            let i = r.below(text.len());
-            text[i] = (r.next() & 0xff) as u8;
-        }
-        4 => {
-            let a = r.below(text.len());
-            let b = (a + r.below(64)).min(text.len());
-            text.drain(a..b);
-        }
-        _ => {
-            let a = r.below(text.len());
-            let b = (a + r.below(64)).min(text.len());
-            let piece: Vec<u8> = text[a..b].to_vec();
-            let at = r.below(text.len());
-            text.splice(at..at, piece);
-        }
-    }
-}
 
 #[track_caller]
 fn one_line(e: &CorrError) {
@@ -167,13 +107,6 @@ fn corpus() -> Vec<(PathBuf, String)> {
         .collect()
 }
 
-fn cases() -> u64 {
-    std::env::var("MEMHC_FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(400)
-}
-
 #[test]
 fn the_regression_corpus_is_refused_with_typed_errors() {
     let dir = common::scratch("fuzz-corpus");
@@ -196,11 +129,11 @@ fn the_regression_corpus_is_refused_with_typed_errors() {
 fn mutated_correlator_files_never_crash() {
     let dir = common::scratch("fuzz-corr");
     let seeds = seeds();
-    for case in 0..cases() {
-        let mut r = Rng(case);
+    for case in fuzz::cases("corr-files", 400) {
+        let mut r = Rng::new(case);
         let mut text = seeds[r.below(seeds.len())].clone().into_bytes();
         for _ in 0..1 + r.below(3) {
-            mutate(&mut r, &mut text);
+            mutate_json(&mut r, &mut text, &EDGES, 64);
         }
         exercise(&String::from_utf8_lossy(&text), &dir);
     }
@@ -231,8 +164,8 @@ fn npy_header(shape: &[u64], descr: &str, fortran: bool) -> Vec<u8> {
 fn mutated_npy_node_data_never_crashes() {
     let dir = common::scratch("fuzz-npy");
     let sizes = [1u64, 2, 4, 1 << 20, 1 << 40, 1 << 62, u64::MAX];
-    for case in 0..cases() / 2 {
-        let mut r = Rng(1000 + case);
+    for case in fuzz::cases("npy-node-data", 400).divided_by(2) {
+        let mut r = Rng::new(1000 + case);
         let n = sizes[r.below(sizes.len())];
         let spins = [16u64, 1, 1 << 40][r.below(3)];
         let descr = ["<c16", ">c16", "<f8", "|u1"][r.below(4)];
@@ -243,7 +176,7 @@ fn mutated_npy_node_data_never_crashes() {
         bytes.extend(std::iter::repeat_n(0x3fu8, data_len));
         if r.below(4) == 0 {
             let i = r.below(bytes.len());
-            bytes[i] = (r.next() & 0xff) as u8;
+            bytes[i] = (r.next_u64() & 0xff) as u8;
         }
         let npy = dir.join(format!("n{case}.npy"));
         std::fs::write(&npy, &bytes).unwrap();
@@ -257,4 +190,51 @@ fn mutated_npy_node_data_never_crashes() {
         );
         exercise(&file, &dir);
     }
+}
+
+#[test]
+fn an_npy_header_claiming_an_enormous_shape_is_refused_cleanly() {
+    // A header of (16, 2^17, 2^17) complex128 values (4 TiB) in a sparse file of that length:
+    // the header, the node and the file length agree, so only the size stops it: a one-line
+    // error before anything is allocated, never an abort.
+    let dir = common::scratch("fuzz-npy-enormous");
+    let n = 1u64 << 17;
+    let header = npy_header(&[16, n, n], "<c16", false);
+    let npy = dir.join("big.npy");
+    std::fs::write(&npy, &header).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&npy)
+        .unwrap()
+        .set_len(header.len() as u64 + 16 * n * n * 16)
+        .unwrap();
+    let file = format!(
+        r#"{{"format": "memhc-corr/1",
+  "nodes": [{{"id": "a", "spins": 16, "dims": [{n}, {n}], "time": 0, "data": {{"npy": "big.npy"}}}}],
+  "graphs": [{{"id": "g", "loops": [{{"nodes": ["a"]}}]}}],
+  "correlators": [{{"name": "C", "times": [{{"source": 0, "sink": 0, "graphs": ["g"]}}]}}]}}"#
+    );
+    // Loading the file admits its nodes against the host: refused there already.
+    let e = memhc_corr::parse(&file, "big.json", &dir).unwrap_err();
+    assert!(
+        one_line_text(&e).contains("big.json: the values of its nodes needs 4.0 TiB"),
+        "{e}"
+    );
+    // A plan loads it without that admission; the values themselves are still refused.
+    let path = dir.join("big.json");
+    std::fs::write(&path, &file).unwrap();
+    let model = memhc_corr::io::load_for_planning(&path).unwrap();
+    let e = model.nodes[0].values().unwrap_err();
+    assert!(
+        one_line_text(&e).starts_with("node a: ")
+            && e.to_string()
+                .contains("big.npy: the node's values needs 4.0 TiB of host memory"),
+        "{e}"
+    );
+    let _ = std::fs::remove_file(&npy);
+}
+
+fn one_line_text(e: &CorrError) -> String {
+    one_line(e);
+    e.to_string()
 }

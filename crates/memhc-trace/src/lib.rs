@@ -49,9 +49,11 @@ pub mod plot;
 pub mod replay;
 pub mod report;
 pub mod work;
+pub mod written;
 
 pub use error::{Result, TraceError};
 pub use finding::{Finding, Pattern, ReportOptions};
 pub use observe::Observe;
 pub use replay::Replay;
 pub use report::{Peak, Report, Summary};
+pub use written::Written;

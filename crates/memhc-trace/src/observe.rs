@@ -8,6 +8,7 @@
 //! file gets the run's label before its extension: `trace.json` becomes
 //! `trace-lru-optimal.json`; with one run, the file is named as given.
 
+use crate::written::Written;
 use std::path::{Path, PathBuf};
 
 use memhc_core::EventLog;
@@ -37,27 +38,34 @@ impl Observe {
 
     /// Writes what is asked for of one run's event log `log` and backend timeline `spans`,
     /// the run labelled `label` (`lru-optimal`) and titled `title`; returns the report's text
-    /// when `--report` is on, and the files written.
+    /// when `--report` is on, and the files written. Each file (and directory made) is recorded
+    /// in `outputs` before it is written, so that a command failing later removes them.
     pub fn emit(
         &self,
         label: &str,
         title: &str,
         log: &EventLog,
         spans: &[WorkSpan],
+        outputs: &mut Written,
     ) -> Result<(Option<String>, Vec<PathBuf>)> {
         let mut written = Vec::new();
         if let Some(path) = &self.timeline {
             let path = self.labelled(path, label);
+            outputs.file(&path);
             chrome::write(&path, log, spans)?;
             written.push(path);
         }
         let replay = Replay::of(log);
         let report = Report::of_replay(log, &replay, ReportOptions::default());
         if let Some(dir) = &self.plot {
-            std::fs::create_dir_all(dir).map_err(|e| TraceError::io(dir, e))?;
+            outputs
+                .create_dir_all(dir)
+                .map_err(|e| TraceError::io(dir, e))?;
             let memory = dir.join(format!("memory-{label}.svg"));
+            outputs.file(&memory);
             plot::memory_svg(&memory, title, &replay, log.budget, &report.peaks)?;
             let timeline = dir.join(format!("timeline-{label}.svg"));
+            outputs.file(&timeline);
             plot::timeline_svg(&timeline, title, log, spans)?;
             written.extend([memory, timeline]);
         }

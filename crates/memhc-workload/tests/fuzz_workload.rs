@@ -5,36 +5,17 @@
 //!
 //! Seeds: a generated queue saved with seeds, a hand-written file with explicit terms and a
 //! trace, and the regression corpus `tests/fuzz-corpus/` (inputs that hung or aborted before
-//! issue 31). Deterministic and bounded for CI; `MEMHC_FUZZ_CASES=N` runs more.
+//! issue 31). Deterministic and bounded for CI; `MEMHC_FUZZ_CASES=N` or `MEMHC_FUZZ_SECONDS=S` runs more (`memhc_testkit::fuzz`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use memhc_testkit::fuzz::{self, Rng, mutate_json};
 use std::path::{Path, PathBuf};
 
 use memhc_workload::file::{load, save};
 use memhc_workload::host_memory::dry_run_needs;
 use memhc_workload::run::peak_without_eviction;
 use memhc_workload::{Error, SynthParams, generate};
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
-}
 
 const EDGES: [&str; 10] = [
     "0",
@@ -48,45 +29,6 @@ const EDGES: [&str; 10] = [
     "-1",
     "200000",
 ];
-
-fn mutate(r: &mut Rng, text: &mut Vec<u8>) {
-    if text.is_empty() {
-        text.extend_from_slice(b"{}");
-        return;
-    }
-    match r.below(6) {
-        0..=2 => {
-            let starts: Vec<usize> = (0..text.len())
-                .filter(|&i| text[i].is_ascii_digit() && (i == 0 || !text[i - 1].is_ascii_digit()))
-                .collect();
-            if starts.is_empty() {
-                return;
-            }
-            let start = starts[r.below(starts.len())];
-            let end = (start..text.len())
-                .find(|&i| !text[i].is_ascii_digit())
-                .unwrap_or(text.len());
-            let edge = EDGES[r.below(EDGES.len())].as_bytes();
-            text.splice(start..end, edge.iter().copied());
-        }
-        3 => {
-            let i = r.below(text.len());
-            text[i] = (r.next() & 0xff) as u8;
-        }
-        4 => {
-            let a = r.below(text.len());
-            let b = (a + r.below(64)).min(text.len());
-            text.drain(a..b);
-        }
-        _ => {
-            let a = r.below(text.len());
-            let b = (a + r.below(64)).min(text.len());
-            let piece: Vec<u8> = text[a..b].to_vec();
-            let at = r.below(text.len());
-            text.splice(at..at, piece);
-        }
-    }
-}
 
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("memhc-workload-fuzz-{name}-{}", std::process::id()));
@@ -131,13 +73,6 @@ fn corpus() -> Vec<PathBuf> {
     files
 }
 
-fn cases() -> u64 {
-    std::env::var("MEMHC_FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(300)
-}
-
 #[test]
 fn the_regression_corpus_is_refused_with_typed_errors() {
     let found = corpus();
@@ -171,11 +106,11 @@ fn mutated_workload_files_never_crash() {
     ];
     seeds.extend(corpus().iter().map(|p| std::fs::read_to_string(p).unwrap()));
     let path = dir.join("case.json");
-    for case in 0..cases() {
-        let mut r = Rng(case);
+    for case in fuzz::cases("workload-files", 300) {
+        let mut r = Rng::new(case);
         let mut text = seeds[r.below(seeds.len())].clone().into_bytes();
         for _ in 0..1 + r.below(3) {
-            mutate(&mut r, &mut text);
+            mutate_json(&mut r, &mut text, &EDGES, 64);
         }
         std::fs::write(&path, &text).unwrap();
         if let Err(e) = exercise(&path) {

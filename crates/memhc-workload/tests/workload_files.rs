@@ -544,3 +544,46 @@ fn error_bad_ids_and_data() {
         &["res.json: results[1]: \"t0\" is already listed"],
     );
 }
+
+/// A complex128 `.npy` header of shape `(spins, n, n)` in C order, padded as the format wants.
+fn npy_header(spins: u64, n: u64) -> Vec<u8> {
+    let mut dict =
+        format!("{{'descr': '<c16', 'fortran_order': False, 'shape': ({spins}, {n}, {n}), }}");
+    while (10 + dict.len() + 1) % 64 != 0 {
+        dict.push(' ');
+    }
+    dict.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+    out.extend_from_slice(dict.as_bytes());
+    out
+}
+
+#[test]
+fn error_npy_header_claiming_an_enormous_shape() {
+    // A header of (2, 2^19, 2^19) complex128 values (8 TiB) in a sparse file of that length:
+    // the header, the file name and the file length all agree, so only the size stops it, and
+    // it must be a one-line error before anything is allocated, not an abort.
+    let dir = TempDir::new("npy-enormous");
+    let n = 1u64 << 19;
+    let header = npy_header(2, n);
+    let file = std::fs::File::create(dir.path("n1.npy")).unwrap();
+    use std::io::Write;
+    (&file).write_all(&header).unwrap();
+    file.set_len(header.len() as u64 + (2 * n * n * 16))
+        .unwrap();
+    drop(file);
+    let work = dir.write(
+        "work.json",
+        &format!(
+            r#"{{"format": "memhc-workload/1",
+  "nodes": [{{"id": "n1", "spins": 2, "dims": [{n}, {n}], "data": {{"npy": "n1.npy"}}}}],
+  "vectors": [[{{"a": "n1", "b": "n1", "out": "t0", "terms": [[0, 0, 0]]}}]],
+  "results": ["t0"]}}"#
+        ),
+    );
+    load_error(
+        &work,
+        &["work.json: nodes[0] (n1): n1.npy: the node's values needs 8.0 TiB of host memory"],
+    );
+}

@@ -8,9 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use hadron::{HadronNode, MatrixView, NodeShape, SpinMapping, Term, TracePairs};
-use ndarray_npy::ReadableElement;
 use ndarray_npy::npy::header::Header;
-use num_complex::Complex64;
 
 use crate::error::{Error, Result, WorkloadError};
 use crate::workload::{ContractionSpec, NodeData, NodeSpec, TraceSpec, Workload};
@@ -364,7 +362,8 @@ pub(super) fn read_node_npy(path: &Path, shape: &NodeShape) -> Result<HadronNode
     }
     hadron::admission::admit_host("the node's values", need).map_err(|e| e.to_string())?;
     let len = layout.elems();
-    let data = Complex64::read_to_end_exact_vec(&mut reader, &header.type_descriptor, len)
-        .map_err(|e| format!("unreadable data: {e}"))?;
+    // Reserved fallibly: admission is a look at the host, not a promise of the allocator.
+    let big_endian = header.type_descriptor.as_string().map(String::as_str) == Some(">c16");
+    let data = hadron::admission::read_complex128(&mut reader, big_endian, len)?;
     HadronNode::from_vec(shape, data).map_err(|e| e.to_string())
 }
