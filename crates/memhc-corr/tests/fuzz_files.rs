@@ -14,7 +14,7 @@
 
 mod common;
 
-use memhc_testkit::fuzz::{self, Rng, mutate_json};
+use memhc_testkit::fuzz::{self, Rng, mutate_json, npy_header};
 use std::path::{Path, PathBuf};
 
 use hadron::Engine;
@@ -137,27 +137,6 @@ fn mutated_correlator_files_never_crash() {
         }
         exercise(&String::from_utf8_lossy(&text), &dir);
     }
-}
-
-/// A `.npy` header for complex128 data of `shape`, padded as the format wants.
-fn npy_header(shape: &[u64], descr: &str, fortran: bool) -> Vec<u8> {
-    let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
-    let shape = match dims.len() {
-        1 => format!("({},)", dims[0]),
-        _ => format!("({})", dims.join(", ")),
-    };
-    let mut dict = format!(
-        "{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape}, }}",
-        if fortran { "True" } else { "False" }
-    );
-    while (10 + dict.len() + 1) % 64 != 0 {
-        dict.push(' ');
-    }
-    dict.push('\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
-    out.extend_from_slice(dict.as_bytes());
-    out
 }
 
 #[test]

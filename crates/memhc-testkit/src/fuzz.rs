@@ -207,9 +207,51 @@ pub fn cases(target: &str, default: u64) -> Cases {
     Cases::new(target, count, seconds)
 }
 
+/// A `.npy` header (format 1.0) for data of `descr` (`<c16`: complex128) and `shape`, in C
+/// order or Fortran order, padded as the format wants: the bytes before the values.
+pub fn npy_header(shape: &[u64], descr: &str, fortran: bool) -> Vec<u8> {
+    let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
+    let shape = match dims.len() {
+        1 => format!("({},)", dims[0]),
+        _ => format!("({})", dims.join(", ")),
+    };
+    let mut dict = format!(
+        "{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape}, }}",
+        if fortran { "True" } else { "False" }
+    );
+    while (10 + dict.len() + 1) % 64 != 0 {
+        dict.push(' ');
+    }
+    dict.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+    out.extend_from_slice(dict.as_bytes());
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_npy_header_is_padded_to_a_multiple_of_64_bytes_and_names_its_shape() {
+        let h = npy_header(&[16, 3, 3], "<c16", false);
+        // 10 bytes of magic, version and length, a 64-byte dictionary, padding and a newline.
+        assert_eq!(h.len(), 128);
+        assert_eq!(&h[..8], b"\x93NUMPY\x01\x00");
+        assert_eq!(u16::from_le_bytes([h[8], h[9]]), 118);
+        let dict = std::str::from_utf8(&h[10..]).unwrap();
+        assert!(
+            dict.starts_with("{'descr': '<c16', 'fortran_order': False, 'shape': (16, 3, 3), }")
+        );
+        assert!(dict.ends_with(" \n"));
+        let one = npy_header(&[5], "<f8", true);
+        assert!(
+            std::str::from_utf8(&one[10..])
+                .unwrap()
+                .contains("'fortran_order': True, 'shape': (5,)")
+        );
+    }
 
     #[test]
     fn the_generator_is_the_reference_splitmix64() {

@@ -545,20 +545,6 @@ fn error_bad_ids_and_data() {
     );
 }
 
-/// A complex128 `.npy` header of shape `(spins, n, n)` in C order, padded as the format wants.
-fn npy_header(spins: u64, n: u64) -> Vec<u8> {
-    let mut dict =
-        format!("{{'descr': '<c16', 'fortran_order': False, 'shape': ({spins}, {n}, {n}), }}");
-    while (10 + dict.len() + 1) % 64 != 0 {
-        dict.push(' ');
-    }
-    dict.push('\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
-    out.extend_from_slice(dict.as_bytes());
-    out
-}
-
 #[test]
 fn error_npy_header_claiming_an_enormous_shape() {
     // A header of (2, 2^19, 2^19) complex128 values (8 TiB) in a sparse file of that length:
@@ -566,7 +552,7 @@ fn error_npy_header_claiming_an_enormous_shape() {
     // it must be a one-line error before anything is allocated, not an abort.
     let dir = TempDir::new("npy-enormous");
     let n = 1u64 << 19;
-    let header = npy_header(2, n);
+    let header = memhc_testkit::fuzz::npy_header(&[2, n, n], "<c16", false);
     let file = std::fs::File::create(dir.path("n1.npy")).unwrap();
     use std::io::Write;
     (&file).write_all(&header).unwrap();
