@@ -52,27 +52,23 @@ impl<B: Backend> FreePool<B> {
         self.by_size.entry(size).or_default().push(p);
     }
 
-    /// A block of at least `bytes` and at most `limit` bytes, if one is pooled: the smallest
-    /// such size, and of that size the most recently released whose last uses have completed
-    /// (`idle` says; its memory is the likeliest to be warm, and a write to it waits for
-    /// nothing), else the one released longest ago (its uses are the likeliest to end first,
-    /// so that the new owner's first write waits the least). `limit == bytes` asks for the
-    /// exact size.
-    /// Only blocks `eligible` allows are considered (those that have rested long enough).
+    /// A block of at least `bytes` and at most `limit` bytes among those `eligible` allows
+    /// (those that have rested long enough), if one is pooled: the smallest such size, and of
+    /// that size the most recently released (its memory is the likeliest to be warm).
+    /// `limit == bytes` asks for the exact size. The choice depends on the order of releases
+    /// only, never on the device's progress, so that a run's counts are the same on every
+    /// backend (in an arena, which block is reused shapes the fragmentation to come).
     pub fn take(
         &mut self,
         bytes: usize,
         limit: usize,
         eligible: impl Fn(&Pooled<B>) -> bool,
-        idle: impl Fn(&Pooled<B>) -> bool,
     ) -> Option<Pooled<B>> {
         let (size, list, at) =
             self.by_size
                 .range_mut(bytes..=limit.max(bytes))
                 .find_map(|(&size, list)| {
-                    let idle_at = list.iter().rposition(|p| eligible(p) && idle(p));
-                    let at = idle_at.or_else(|| list.iter().position(&eligible))?;
-                    Some((size, list, at))
+                    Some((size, list.iter().rposition(&eligible)?)).map(|(s, at)| (s, list, at))
                 })?;
         let p = list.remove(at);
         self.bytes -= size;

@@ -106,16 +106,6 @@ impl<B: Backend> Hazards<B> {
             .try_for_each(|t| backend.wait_event(stream, &t.event))
     }
 
-    /// Whether every recorded use has completed (a query, no wait; a failed query counts as
-    /// not complete).
-    pub fn is_settled<D>(&self, backend: &D) -> bool
-    where
-        D: Backend<Stream = B::Stream, Event = B::Event>,
-    {
-        self.all()
-            .all(|t| matches!(backend.event_query(&t.event), Ok(true)))
-    }
-
     /// Blocks the host until every recorded use has completed.
     pub fn settle<D>(&self, backend: &D) -> Result<(), BackendError>
     where

@@ -121,11 +121,7 @@ impl<B: Backend> Runtime<B> {
         limit: usize,
         eligible: impl Fn(&Pooled<B>) -> bool,
     ) -> Option<(Block<B>, Hazards<B>)> {
-        let backend = &self.backend;
-        let p = self
-            .space
-            .pool
-            .take(bytes, limit, eligible, |p| p.hazards.is_settled(backend))?;
+        let p = self.space.pool.take(bytes, limit, eligible)?;
         self.events
             .block(EventKind::PoolReuse, p.block.bytes(), p.block.id());
         self.counters.pool_reuses += 1;
