@@ -68,7 +68,8 @@ impl<B: Backend> FreePool<B> {
             self.by_size
                 .range_mut(bytes..=limit.max(bytes))
                 .find_map(|(&size, list)| {
-                    Some((size, list.iter().rposition(&eligible)?)).map(|(s, at)| (s, list, at))
+                    let at = list.iter().rposition(&eligible)?;
+                    Some((size, list, at))
                 })?;
         let p = list.remove(at);
         self.bytes -= size;

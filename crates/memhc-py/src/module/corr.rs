@@ -112,16 +112,7 @@ pub(super) fn run_correlators<'py>(
     out: Option<PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
     guard("run_correlators", || {
-        let four = 4usize.into_pyobject(py)?.into_any();
-        let zero = 0usize.into_pyobject(py)?.into_any();
-        let o = options(
-            backend,
-            budget,
-            policy,
-            mode,
-            streams.unwrap_or(&four),
-            seed.unwrap_or(&zero),
-        )?;
+        let o = options(backend, budget, policy, mode, streams, seed)?;
         let vs = default_vector_size(py)?;
         let vector_size = count("vector_size", vector_size.unwrap_or(&vs), 1)?;
         if let Some(out) = &out {

@@ -84,8 +84,8 @@ pub(super) fn options(
     budget: Option<&Bound<'_, PyAny>>,
     policy: &str,
     mode: &str,
-    streams: &Bound<'_, PyAny>,
-    seed: &Bound<'_, PyAny>,
+    streams: Option<&Bound<'_, PyAny>>,
+    seed: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Options> {
     let mut o = Options::from_names(Some(backend), None, Some(policy), Some(mode)).map_err(err)?;
     if let Some(b) = budget.filter(|b| !b.is_none()) {
@@ -101,8 +101,9 @@ pub(super) fn options(
             })?
         });
     }
-    o.streams = count("streams", streams, 1)?;
-    o.seed = int_in("seed", seed, 0, u64::MAX)?;
+    // Not given: 4 streams, seed 0.
+    o.streams = streams.map_or(Ok(4), |s| count("streams", s, 1))?;
+    o.seed = seed.map_or(Ok(0), |s| int_in("seed", s, 0, u64::MAX))?;
     Ok(o)
 }
 
@@ -148,16 +149,7 @@ impl Runtime {
         seed: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         guard("Runtime()", || {
-            let four = 4usize.into_pyobject(py)?.into_any();
-            let zero = 0usize.into_pyobject(py)?.into_any();
-            let o = options(
-                backend,
-                budget,
-                policy,
-                mode,
-                streams.unwrap_or(&four),
-                seed.unwrap_or(&zero),
-            )?;
+            let o = options(backend, budget, policy, mode, streams, seed)?;
             let session = py.detach(|| Session::open(&o)).map_err(err)?;
             Ok(Runtime {
                 serial: NEXT_RUNTIME.fetch_add(1, Ordering::Relaxed),
