@@ -163,7 +163,9 @@ impl<B: Backend> Engine<B> {
 
     /// The shape of a node of this engine.
     pub fn shape(&self, id: ObjectId) -> Result<&NodeShape> {
-        self.shapes.get(id).ok_or(HadronError::UnknownNode(id))
+        self.shapes
+            .get(id)
+            .ok_or_else(|| HadronError::UnknownNode(id))
     }
 
     /// Validates a contraction and works out its sizes.

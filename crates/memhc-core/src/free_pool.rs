@@ -64,14 +64,25 @@ impl<B: Backend> FreePool<B> {
         limit: usize,
         eligible: impl Fn(&Pooled<B>) -> bool,
     ) -> Option<Pooled<B>> {
-        let (size, list, at) =
+        let (size, list, at) = if limit <= bytes {
+            // The exact size (no reuse tolerance): one lookup, no range walk.
+            let list = self.by_size.get_mut(&bytes)?;
+            let at = list.iter().rposition(&eligible)?;
+            (bytes, list, at)
+        } else {
             self.by_size
-                .range_mut(bytes..=limit.max(bytes))
+                .range_mut(bytes..=limit)
                 .find_map(|(&size, list)| {
                     let at = list.iter().rposition(&eligible)?;
                     Some((size, list, at))
-                })?;
-        let p = list.remove(at);
+                })?
+        };
+        // Most often the newest block has rested (always, without a reuse delay): a pop.
+        let p = if at + 1 == list.len() {
+            list.pop()?
+        } else {
+            list.remove(at)
+        };
         self.bytes -= size;
         self.count -= 1;
         Some(p)

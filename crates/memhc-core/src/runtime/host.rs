@@ -60,7 +60,7 @@ impl<B: Backend> Runtime<B> {
         self.note_object(EventKind::HostRead, id, None);
         // (A copy in from host memory may still be reading it: the backend waits for it.)
         let (life, _) = self.life_mut(id)?;
-        let host = life.host_mut().ok_or(Error::Uninitialized(id))?;
+        let host = life.host_mut().ok_or_else(|| Error::Uninitialized(id))?;
         Ok(host.as_mut_slice()?)
     }
 
@@ -71,7 +71,10 @@ impl<B: Backend> Runtime<B> {
     /// ([`Config::pinned_pool_bytes`](crate::Config::pinned_pool_bytes) permitting): page-locking it is set-up, done before the
     /// queue runs rather than in the middle of it. Changes nothing else.
     pub fn expect_read(&mut self, id: ObjectId) -> Result<()> {
-        let e = self.objects.find_mut(id).ok_or(Error::UnknownObject(id))?;
+        let e = self
+            .objects
+            .find_mut(id)
+            .ok_or_else(|| Error::UnknownObject(id))?;
         let (bytes, first) = (e.layout.bytes(), !e.read_expected);
         e.read_expected = true;
         if self.config.pinned_results && first && bytes > 0 && self.host_pool.can_keep(bytes) {
@@ -95,7 +98,7 @@ impl<B: Backend> Runtime<B> {
     pub fn take_host(&mut self, id: ObjectId) -> Result<HostCopy<B>> {
         self.read(id)?;
         let (host, uses) = self
-            .remove(id)?
+            .remove(id, Keep::Caller)?
             .ok_or_else(|| Error::Internal(format!("{id} was read but holds no host copy")))?;
         uses.settle(&self.backend)?;
         Ok(host)
@@ -116,17 +119,18 @@ impl<B: Backend> Runtime<B> {
     /// Releases an object: it is gone, and its device buffers go to the free pool (or are
     /// freed when lazy release is off).
     pub fn release(&mut self, id: ObjectId) -> Result<()> {
-        let host = self.remove(id)?;
-        if let Some((h, uses)) = host {
-            self.host_pool.put(h, uses);
-        }
-        Ok(())
+        self.remove(id, Keep::Pool).map(drop)
     }
 
-    /// Releases `id` and hands back its host copy, if it holds one, with the work that may
-    /// still read it (a copy in from the backend's host memory).
-    fn remove(&mut self, id: ObjectId) -> Result<Option<(HostCopy<B>, Hazards<B>)>> {
-        let entry = self.objects.remove(id).ok_or(Error::UnknownObject(id))?;
+    /// Releases `id`; its host copy, if it holds one, goes where `keep` says, with the work
+    /// that may still read it (a copy in from the backend's host memory). If giving its device
+    /// memory back fails, the object is gone all the same, its host copy dropped, and the error
+    /// returned.
+    fn remove(&mut self, id: ObjectId, keep: Keep) -> Result<Option<(HostCopy<B>, Hazards<B>)>> {
+        let entry = self
+            .objects
+            .remove(id)
+            .ok_or_else(|| Error::UnknownObject(id))?;
         let bytes = entry.layout.bytes();
         if entry.prefetched {
             self.counters.prefetch_wasted += 1;
@@ -136,11 +140,26 @@ impl<B: Backend> Runtime<B> {
             (Some(h), Left::Device(d)) if h.is_pinned() => d.hazards.clone(),
             _ => Hazards::default(),
         };
-        let dropped = self.dispose_left(id, left);
+        self.dispose_left(id, left)?;
         self.events
             .note(EventKind::Release, Some(id), None, bytes, None);
-        dropped.map(|()| host.map(|h| (h, uses)))
+        match (host, keep) {
+            (Some(h), Keep::Pool) => {
+                self.host_pool.put(h, uses);
+                Ok(None)
+            }
+            (host, _) => Ok(host.map(|h| (h, uses))),
+        }
     }
+}
+
+/// Where [`Runtime::remove`] puts a released object's host copy.
+#[derive(Clone, Copy)]
+enum Keep {
+    /// In the host pools, for a later copy back to land in.
+    Pool,
+    /// Handed to the caller.
+    Caller,
 }
 
 /// Checks that `got` values fill object `id` of `layout` (the message is formatted only when

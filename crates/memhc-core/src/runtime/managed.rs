@@ -72,7 +72,7 @@ impl<B: Backend> Runtime<B> {
             .entry(id)?
             .life
             .host()
-            .ok_or(Error::Uninitialized(id))?;
+            .ok_or_else(|| Error::Uninitialized(id))?;
         let buffer = whole(id, r)?;
         r.hazards.settle(&self.backend)?;
         match (host.as_slice(), host.host_buffer()) {
