@@ -163,9 +163,10 @@ impl<B: Backend> Engine<B> {
 
     /// The shape of a node of this engine.
     pub fn shape(&self, id: ObjectId) -> Result<&NodeShape> {
-        self.shapes
-            .get(id)
-            .ok_or_else(|| HadronError::UnknownNode(id))
+        match self.shapes.get(id) {
+            Some(s) => Ok(s),
+            None => Err(HadronError::UnknownNode(id)),
+        }
     }
 
     /// Validates a contraction and works out its sizes.

@@ -60,7 +60,9 @@ impl<B: Backend> Runtime<B> {
         self.note_object(EventKind::HostRead, id, None);
         // (A copy in from host memory may still be reading it: the backend waits for it.)
         let (life, _) = self.life_mut(id)?;
-        let host = life.host_mut().ok_or_else(|| Error::Uninitialized(id))?;
+        let Some(host) = life.host_mut() else {
+            return Err(Error::Uninitialized(id));
+        };
         Ok(host.as_mut_slice()?)
     }
 
@@ -71,10 +73,9 @@ impl<B: Backend> Runtime<B> {
     /// ([`Config::pinned_pool_bytes`](crate::Config::pinned_pool_bytes) permitting): page-locking it is set-up, done before the
     /// queue runs rather than in the middle of it. Changes nothing else.
     pub fn expect_read(&mut self, id: ObjectId) -> Result<()> {
-        let e = self
-            .objects
-            .find_mut(id)
-            .ok_or_else(|| Error::UnknownObject(id))?;
+        let Some(e) = self.objects.find_mut(id) else {
+            return Err(Error::UnknownObject(id));
+        };
         let (bytes, first) = (e.layout.bytes(), !e.read_expected);
         e.read_expected = true;
         if self.config.pinned_results && first && bytes > 0 && self.host_pool.can_keep(bytes) {
@@ -127,10 +128,9 @@ impl<B: Backend> Runtime<B> {
     /// memory back fails, the object is gone all the same, its host copy dropped, and the error
     /// returned.
     fn remove(&mut self, id: ObjectId, keep: Keep) -> Result<Option<(HostCopy<B>, Hazards<B>)>> {
-        let entry = self
-            .objects
-            .remove(id)
-            .ok_or_else(|| Error::UnknownObject(id))?;
+        let Some(entry) = self.objects.remove(id) else {
+            return Err(Error::UnknownObject(id));
+        };
         let bytes = entry.layout.bytes();
         if entry.prefetched {
             self.counters.prefetch_wasted += 1;

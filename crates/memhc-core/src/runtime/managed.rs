@@ -68,11 +68,9 @@ impl<B: Backend> Runtime<B> {
         r: &DeviceCopy<B>,
         read_only: bool,
     ) -> Result<()> {
-        let host = self
-            .entry(id)?
-            .life
-            .host()
-            .ok_or_else(|| Error::Uninitialized(id))?;
+        let Some(host) = self.entry(id)?.life.host() else {
+            return Err(Error::Uninitialized(id));
+        };
         let buffer = whole(id, r)?;
         r.hazards.settle(&self.backend)?;
         match (host.as_slice(), host.host_buffer()) {

@@ -422,7 +422,9 @@ impl<B: Backend> Runtime<B> {
     /// vector through the backend's staging.
     pub(super) fn copy_in(&self, stream: usize, id: ObjectId, r: &DeviceCopy<B>) -> Result<()> {
         let e = self.entry(id)?;
-        let host = e.life.host().ok_or_else(|| Error::Uninitialized(id))?;
+        let Some(host) = e.life.host() else {
+            return Err(Error::Uninitialized(id));
+        };
         let s = &self.streams[stream];
         r.hazards.before_write(&self.backend, stream, s)?;
         let chunk = r.block_elems(&e.layout);

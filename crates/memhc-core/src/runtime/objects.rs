@@ -91,7 +91,10 @@ impl<B: Backend> Objects<B> {
 
     /// The record of `id`, or `UnknownObject`.
     pub fn get(&self, id: ObjectId) -> Result<&Entry<B>> {
-        self.table.get(&id).ok_or_else(|| Error::UnknownObject(id))
+        match self.table.get(&id) {
+            Some(e) => Ok(e),
+            None => Err(Error::UnknownObject(id)),
+        }
     }
 
     /// The record of `id`, if it is live.
@@ -106,10 +109,9 @@ impl<B: Backend> Objects<B> {
 
     /// An object's lifecycle, with the log its transitions are counted in.
     pub fn life_mut(&mut self, id: ObjectId) -> Result<(&mut Lifecycle<B>, &mut TransitionLog)> {
-        let e = self
-            .table
-            .get_mut(&id)
-            .ok_or_else(|| Error::UnknownObject(id))?;
+        let Some(e) = self.table.get_mut(&id) else {
+            return Err(Error::UnknownObject(id));
+        };
         Ok((&mut e.life, &mut self.transitions))
     }
 
