@@ -17,7 +17,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use memhc_core::Config;
 use memhc_corr::{Order, OutputForm, PlanOptions};
 use memhc_corr_gen::file::{FileOptions, to_file};
-use memhc_corr_gen::model::TimePair;
+use memhc_corr_gen::physics::TimePair;
 use memhc_corr_gen::presets::{Preset, correlator_matrix};
 use memhc_select::{BackendChoice, names, parse_bytes};
 use memhc_trace::{Observe, Written};

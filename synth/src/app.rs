@@ -16,7 +16,7 @@ use crate::planning::{PlanArgs, plan_command};
 use crate::replot::{PlotArgs, plot_command};
 use crate::runargs::RunArgs;
 use crate::sweep::{Observed, Parsed, exit_code, present, refuse_oversubscribed_unified};
-use crate::{distributed, file, replay, report};
+use crate::{distributed, file, policy_replay, report};
 
 /// The synthetic workload of the MemHC paper: generate a queue of meson contractions, run it
 /// with eviction policies and optimisation modes under a device budget, and report; or plan
@@ -107,8 +107,8 @@ pub fn main(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
 
 fn trace(slots: usize, policy: &str, vectors: &[String]) -> Result<()> {
     let policies = memhc_select::names::policies(policy).map_err(usage("--policy"))?;
-    let vectors = replay::parse_vectors(vectors)?;
-    let lines = replay::replay(slots, &policies, &vectors)?;
+    let vectors = policy_replay::parse_vectors(vectors)?;
+    let lines = policy_replay::replay(slots, &policies, &vectors)?;
     report::to_stdout(&lines.iter().map(|l| format!("{l}\n")).collect::<String>())
 }
 

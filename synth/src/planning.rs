@@ -14,7 +14,7 @@ use crate::error::{Error, Result, human_bytes};
 use crate::file;
 use crate::generate::generate;
 use crate::host_memory::{HostNeeds, admit, dry_run_needs, host_needs};
-use crate::plan::{Plan, PlanSpec, Prediction, plan};
+use crate::plan::{MemoryPlan, PlanSpec, Prediction, plan};
 use crate::report::{render, to_stdout};
 use crate::run::peak_without_eviction;
 use crate::workload::Workload;
@@ -71,7 +71,7 @@ struct Output {
     contraction_flops: u64,
     oversub: Option<f64>,
     #[serde(flatten)]
-    plan: Plan,
+    plan: MemoryPlan,
     host_memory: HostMemory,
 }
 

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::model::{Correlator, End, Generated, Graph, Interpolator, NodeKey, TimePair};
+use crate::physics::{Correlator, End, Generated, Graph, Interpolator, NodeKey, TimePair};
 use crate::wick::{Slot, Topology, contract, rotate_to_least};
 
 /// Coefficients smaller than this are taken as cancelled.

@@ -9,7 +9,7 @@ use memhc_corr::{
     CorrFile, CorrelatorSpec, DataSource, GraphSpec, LoopSpec, NodeKind, NodeSpec, TimePairSpec,
 };
 
-use crate::model::Generated;
+use crate::physics::Generated;
 
 /// How the file is made: the tensor size, the base seed of the node data, and key fields for
 /// every correlator (`channel`, ...).

@@ -8,7 +8,7 @@
 pub mod build;
 pub mod file;
 pub mod flavour;
-pub mod model;
+pub mod physics;
 pub mod presets;
 pub mod sharing;
 pub mod wick;

@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use crate::build::build;
 use crate::flavour::{isoscalar, isovector, single, two_isovectors};
-use crate::model::{Generated, Interpolator, Meson, Momentum, Term, TimePair};
+use crate::physics::{Generated, Interpolator, Meson, Momentum, Term, TimePair};
 use crate::wick::FlavourOp;
 
 /// The momenta of a shell `|p|² = n2` (in units of `2π/L`), in a fixed order.

@@ -9,7 +9,7 @@
 
 use std::collections::HashSet;
 
-use crate::model::Generated;
+use crate::physics::Generated;
 
 /// A factor of a loop during its reduction: a node, or the product of two factors.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

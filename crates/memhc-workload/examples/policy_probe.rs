@@ -32,7 +32,7 @@ use std::error::Error;
 
 use memhc_core::{Mode, PolicyKind};
 use memhc_host::null::NullBackend;
-use memhc_workload::model::{UseTrace, replay_model};
+use memhc_workload::eviction_model::{UseTrace, replay_model};
 use memhc_workload::run::{RunSpec, peak_without_eviction, run};
 use memhc_workload::{Dist, SynthParams, generate};
 

@@ -17,8 +17,9 @@
 //!   statistics a run will make, from dry runs on the null backend;
 //! * [`host_memory`]: the host memory a run needs, worked out before any data exists, and what
 //!   the machine has available (admission);
-//! * [`replay`]: replays of vectors of equal-sized objects (the paper's Fig. 6);
-//! * [`model`]: an exact model of the runtime's eviction on a workload of equal-sized
+//! * [`policy_replay`]: replays of vectors of equal-sized objects through the policies (the
+//!   paper's Fig. 6; the `memhc-synth trace` command);
+//! * [`eviction_model`]: an exact model of the runtime's eviction on a workload of equal-sized
 //!   objects, through any policy, that shows what each victim was (`docs/policies.md`);
 //! * [`error`]: one-line errors that say where the problem is.
 //!
@@ -29,16 +30,16 @@
 #![forbid(unsafe_code)]
 
 pub mod error;
+pub mod eviction_model;
 pub mod file;
 pub mod generate;
 pub mod host_memory;
-pub mod model;
 pub mod plan;
-pub mod replay;
+pub mod policy_replay;
 pub mod run;
 pub mod workload;
 
 pub use error::{Error, Result, WorkloadError, human_bytes};
 pub use generate::{Dist, SynthParams, generate};
-pub use plan::{Plan, PlanSpec, Prediction, plan};
+pub use plan::{MemoryPlan, PlanSpec, Prediction, plan};
 pub use workload::{Analysis, ContractionSpec, NodeData, NodeSpec, TraceSpec, Workload};

@@ -102,7 +102,7 @@ pub struct ModePlan {
 
 /// A whole plan. See the [module documentation](self).
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct Plan {
+pub struct MemoryPlan {
     /// The peak without eviction that `--oversub` divides: optimal mode, one stream, released
     /// buffers freed at once ([`peak_without_eviction`]).
     pub peak_without_eviction: usize,
@@ -173,7 +173,7 @@ pub fn least_budget(
 
 /// Plans `w` as `spec` says. See the [module documentation](self). A queue that puts nothing
 /// on the device has nothing to plan and is refused.
-pub fn plan(w: &Workload, a: &Analysis, spec: &PlanSpec) -> Result<Plan> {
+pub fn plan(w: &Workload, a: &Analysis, spec: &PlanSpec) -> Result<MemoryPlan> {
     let peak = peak_without_eviction(w, a)?;
     if peak == 0 {
         return Err(Error::Usage(
@@ -229,7 +229,7 @@ pub fn plan(w: &Workload, a: &Analysis, spec: &PlanSpec) -> Result<Plan> {
             policies,
         });
     }
-    Ok(Plan {
+    Ok(MemoryPlan {
         peak_without_eviction: peak,
         largest_working_set: working_set,
         budget: spec.budget,

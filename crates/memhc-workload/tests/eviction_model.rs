@@ -8,7 +8,7 @@ use std::collections::{HashSet, VecDeque};
 use memhc_core::policy::{Car, ClockPro, EvictionPolicy, ObjectId, ResidentView};
 use memhc_core::{Mode, PolicyKind};
 use memhc_host::null::NullBackend;
-use memhc_workload::model::{UseTrace, replay_model};
+use memhc_workload::eviction_model::{UseTrace, replay_model};
 use memhc_workload::run::{RunSpec, peak_without_eviction, run};
 use memhc_workload::{Dist, SynthParams, Workload, generate};
 
