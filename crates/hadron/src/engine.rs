@@ -152,7 +152,7 @@ impl<B: Backend> Engine<B> {
     /// A hint that nodes `ids` will be used or released soon: reads their shapes and the
     /// runtime's records of them in one pass, into the CPU's caches
     /// ([`Runtime::touch_records`]; nothing is brought to the device). Changes nothing.
-    pub fn warm(&self, ids: &[ObjectId]) {
+    pub fn touch_records(&self, ids: &[ObjectId]) {
         let known = ids
             .iter()
             .filter(|&&id| self.shapes.get(id).is_some())

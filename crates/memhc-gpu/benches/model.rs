@@ -106,7 +106,7 @@ fn modelled(w: &Workload, a: &Analysis, spec: &RunSpec) -> Result<(ModelReport, 
         for &node in a.release_after_vector(v) {
             releasing.push(id(node)?);
         }
-        engine.warm(&releasing);
+        engine.touch_records(&releasing);
         for (i, (c, out)) in vector.iter().enumerate() {
             engine.contract_into(i % streams, c, *out)?;
         }

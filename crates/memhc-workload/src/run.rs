@@ -373,7 +373,7 @@ fn execute<B: Backend>(
         for &node in a.release_after_vector(v) {
             releasing.push(lookup(node)?);
         }
-        engine.warm(&releasing);
+        engine.touch_records(&releasing);
         for (i, (c, out)) in vector.iter().enumerate() {
             engine.contract_into(i % streams, c, *out)?;
         }
