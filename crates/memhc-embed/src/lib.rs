@@ -67,6 +67,7 @@
 mod any;
 pub mod corr;
 pub mod error;
+pub mod host_buffer;
 pub mod options;
 pub mod session;
 
@@ -74,7 +75,8 @@ pub use corr::{
     CorrOptions, CorrResults, CorrRun, Order, PlanReport, check_output_path, load_correlators,
 };
 pub use error::{EmbedError, ErrorKind, Result};
-pub use memhc_select::{BackendChoice, BytesError, parse_bytes_usize};
+pub use host_buffer::HostBuffer;
+pub use memhc_select::{BackendChoice, BytesError, HostMemoryKind, parse_bytes_usize};
 pub use options::Options;
 pub use session::Session;
 
