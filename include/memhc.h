@@ -28,17 +28,19 @@
  *   an internal bug (a Rust panic message on stderr before MEMHC_STATUS_INTERNAL).
  *
  * HANDLES, OWNERSHIP AND LIFETIMES
- *   memhc_runtime, memhc_object and memhc_plan are 64-bit handles passed by value, not
- *   pointers; {0} is the null handle. Handles are checked on every call: a null handle, one
- *   released already (a double release, a use after release), one of another kind or one of
- *   another runtime is refused with MEMHC_STATUS_INVALID_HANDLE, never dereferenced. Every
- *   handle a call returns is owned by the caller until released (memhc_release,
- *   memhc_plan_release, memhc_runtime_destroy); destroying a runtime releases all its objects
- *   and plans at once. memhc never keeps a pointer the caller passed: input arrays (data,
+ *   memhc_runtime, memhc_object, memhc_plan and memhc_host are 64-bit handles passed by
+ *   value, not pointers; {0} is the null handle. Handles are checked on every call: a null
+ *   handle, one released already (a double release, a use after release), one of another kind
+ *   or one of another runtime is refused with MEMHC_STATUS_INVALID_HANDLE, never
+ *   dereferenced. Every handle a call returns is owned by the caller until released
+ *   (memhc_release, memhc_plan_release, memhc_host_register or memhc_host_free,
+ *   memhc_runtime_destroy); destroying a runtime releases all its objects, plans and host
+ *   buffers at once. memhc never keeps a pointer the caller passed: input arrays (data,
  *   dims, terms, pairs, contractions, configuration strings) are read or copied during the
  *   call and may be freed as soon as it returns; output buffers are written during the call
- *   only. Registration always copies (no borrowing of host data): the runtime owns its host
- *   copies, so that eviction can write results back into them. Strings memhc returns
+ *   only. memhc_register always copies (no borrowing of caller memory): the runtime owns its
+ *   host copies, so that eviction can write results back into them. To avoid that copy, write
+ *   into memory memhc owns (PAGE-LOCKED BUFFERS below). Strings memhc returns
  *   (memhc_last_error, memhc_status_name, memhc_version) are owned by memhc: never free them.
  *
  * POINTERS
