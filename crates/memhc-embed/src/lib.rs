@@ -13,6 +13,10 @@
 //!   (the backends are different Rust types; the session hides which one it holds): register
 //!   host nodes, contract with any spin mapping, run vectors, trace, read results into a
 //!   caller's buffer, release, statistics and audit.
+//! * [`HostBuffer`] ([`host_buffer`]): a node's values in the backend's host memory
+//!   (page-locked on a GPU), from [`Session::alloc_host`] to fill in place and
+//!   [`Session::register_host`] without a copy, or a result from [`Session::take_host`] where
+//!   its read-back landed ([`Options::host_memory`]: [`HostMemoryKind::Pinned`]).
 //! * [`CorrRun`] ([`mod@corr`]): a correlator file (`memhc-corr/1`,
 //!   `docs/correlator-format.md`) loaded and planned ([`CorrOptions`]: sharing, order, vector
 //!   size), its [`PlanReport`], runs on the backend an [`Options`] names (a host run without a
