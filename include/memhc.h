@@ -28,17 +28,19 @@
  *   an internal bug (a Rust panic message on stderr before MEMHC_STATUS_INTERNAL).
  *
  * HANDLES, OWNERSHIP AND LIFETIMES
- *   memhc_runtime, memhc_object and memhc_plan are 64-bit handles passed by value, not
- *   pointers; {0} is the null handle. Handles are checked on every call: a null handle, one
- *   released already (a double release, a use after release), one of another kind or one of
- *   another runtime is refused with MEMHC_STATUS_INVALID_HANDLE, never dereferenced. Every
- *   handle a call returns is owned by the caller until released (memhc_release,
- *   memhc_plan_release, memhc_runtime_destroy); destroying a runtime releases all its objects
- *   and plans at once. memhc never keeps a pointer the caller passed: input arrays (data,
+ *   memhc_runtime, memhc_object, memhc_plan and memhc_host are 64-bit handles passed by
+ *   value, not pointers; {0} is the null handle. Handles are checked on every call: a null
+ *   handle, one released already (a double release, a use after release), one of another kind
+ *   or one of another runtime is refused with MEMHC_STATUS_INVALID_HANDLE, never
+ *   dereferenced. Every handle a call returns is owned by the caller until released
+ *   (memhc_release, memhc_plan_release, memhc_host_register or memhc_host_free,
+ *   memhc_runtime_destroy); destroying a runtime releases all its objects, plans and host
+ *   buffers at once. memhc never keeps a pointer the caller passed: input arrays (data,
  *   dims, terms, pairs, contractions, configuration strings) are read or copied during the
  *   call and may be freed as soon as it returns; output buffers are written during the call
- *   only. Registration always copies (no borrowing of host data): the runtime owns its host
- *   copies, so that eviction can write results back into them. Strings memhc returns
+ *   only. memhc_register always copies (no borrowing of caller memory): the runtime owns its
+ *   host copies, so that eviction can write results back into them. To avoid that copy, write
+ *   into memory memhc owns (PAGE-LOCKED BUFFERS below). Strings memhc returns
  *   (memhc_last_error, memhc_status_name, memhc_version) are owned by memhc: never free them.
  *
  * POINTERS
@@ -59,6 +61,19 @@
  *   stored component after component ("packed order"). memhc_complex is laid out as C99
  *   `double _Complex` and C++ `std::complex<double>`, so arrays of those may be passed by a
  *   pointer cast.
+ *
+ * PAGE-LOCKED BUFFERS (no copy in, no copy out)
+ *   memhc_host h;  memhc_host_alloc(rt, 16, dims, 2, &h);   // the backend's host memory
+ *   memhc_complex *p; size_t n;  memhc_host_data(rt, h, &p, &n);
+ *   fill p[0..n) in place;  memhc_object a;  memhc_host_register(rt, h, &a);   // no copy
+ *   (h and p are dead from here: the runtime owns the memory)
+ *   memhc_host r;  memhc_take_host(rt, out, &r);   // out released; with cfg.host_memory =
+ *                                                  // "pinned" the read-back's memory, no copy
+ *   memhc_host_data(rt, r, &p, &n);  read p[0..n);  memhc_host_free(rt, r);
+ *   The pointer memhc_host_data gives is valid until the buffer is registered
+ *   (memhc_host_register), freed (memhc_host_free) or its runtime destroyed; nothing else
+ *   moves or frees it, and memhc does not read or write it between calls. On the host
+ *   backend the buffer is ordinary memory and the same calls work.
  *
  * CORRELATORS
  *   A correlator file (memhc-corr/1, docs/correlator-format.md: hadron nodes, Wick graphs,
@@ -303,6 +318,11 @@ typedef struct memhc_config {
   uint32_t streams;
   // Seed of the `random` policy.
   uint64_t seed;
+  // Where results land on the host: `"pageable"` (default: ordinary memory) or `"pinned"`
+  // (the backend's page-locked memory: a read-back is one DMA, and `memhc_take_host` hands
+  // the result out there without a copy). Buffers from `memhc_host_alloc` are page-locked
+  // either way. Not with the mode `"unified"`; null: `"pageable"`.
+  const char *host_memory;
 } memhc_config;
 
 // The correlators of one run (or of the reference), from `memhc_corr_run` or
@@ -321,6 +341,19 @@ typedef struct memhc_corr_time {
   // The sink time slice.
   uint32_t sink;
 } memhc_corr_time;
+
+// A host buffer of one runtime: a node's values in the backend's host memory (page-locked on
+// a GPU, so that a copy to or from the device is one DMA; ordinary memory on the host
+// backend). Made by `memhc_host_alloc` (for the caller to fill in place, then
+// `memhc_host_register`: no copy) or `memhc_take_host` (a result, handed out where its
+// read-back landed); its memory is reached through `memhc_host_data`. Owned by the caller
+// until `memhc_host_register` (which takes it) or `memhc_host_free`, or until
+// `memhc_runtime_destroy` frees it with its runtime; a stale handle is refused, never
+// dereferenced.
+typedef struct memhc_host {
+  // Opaque: 0 for the null handle.
+  uint64_t handle;
+} memhc_host;
 
 // A snapshot of a runtime's statistics (the metric names of memhc's reports).
 typedef struct memhc_stats {
@@ -660,6 +693,78 @@ const char *memhc_last_error(void);
 // be null or point to a writable `size_t`.
 memhc_status memhc_last_error_copy(char *buf, size_t capacity, size_t *needed);
 
+// Allocates host memory of the runtime's backend for a node of `spins` components of
+// dimensions `dims[0] x ... x dims[rank-1]` (page-locked on a GPU: its upload is one DMA,
+// with no staging copy; ordinary memory on the host backend) and stores its handle in
+// `*out`. Fill it through `memhc_host_data`, then register it with `memhc_host_register`.
+// The shape is checked as `memhc_register` checks it (`MEMHC_STATUS_INVALID_ARGUMENT`), and
+// its bytes against the host's memory (`MEMHC_STATUS_OUT_OF_HOST_MEMORY`), before any memory
+// is taken. What the buffer holds before it is written is unspecified.
+//
+// Ownership: the caller owns the buffer until `memhc_host_register` takes it or
+// `memhc_host_free` frees it; `memhc_runtime_destroy` frees the runtime's buffers too.
+//
+// # Safety
+//
+// `dims` must point to `rank` readable `size_t`; `out` to a writable `memhc_host`.
+memhc_status memhc_host_alloc(struct memhc_runtime rt,
+                              size_t spins,
+                              const size_t *dims,
+                              size_t rank,
+                              struct memhc_host *out);
+
+// Stores a pointer to the buffer's values in `*data` and their number of complex elements in
+// `*len` (`spins * dims[0] * ... * dims[rank-1]`, in packed order: component after component,
+// each row-major). The caller may read and write `(*data)[0..*len]` in place.
+//
+// Lifetime: the pointer is valid until the buffer is registered (`memhc_host_register`),
+// freed (`memhc_host_free`) or its runtime destroyed (`memhc_runtime_destroy`), whichever
+// comes first; memhc neither moves the memory nor touches it between calls. Do not use it
+// during a call that registers or frees the buffer. On a GPU this call first waits for the
+// copies that use the buffer (a result's read-back), so a taken result reads complete.
+//
+// # Safety
+//
+// `data` must point to a writable `memhc_complex *`, `len` to a writable `size_t`.
+memhc_status memhc_host_data(struct memhc_runtime rt,
+                             struct memhc_host buffer,
+                             struct memhc_complex **data,
+                             size_t *len);
+
+// Registers a host buffer as an object of its shape, without copying it, and stores the
+// object's handle in `*out`: the buffer becomes the object's host copy, uploaded in one DMA
+// when a contraction first needs it. The buffer's handle, and every pointer
+// `memhc_host_data` gave for it, are dead from then on (the runtime owns the memory; a later
+// use of the handle is `MEMHC_STATUS_INVALID_HANDLE`). A buffer of another runtime is
+// `MEMHC_STATUS_INVALID_HANDLE`, and stays its runtime's.
+//
+// # Safety
+//
+// `out` must point to a writable `memhc_object`.
+memhc_status memhc_host_register(struct memhc_runtime rt,
+                                 struct memhc_host buffer,
+                                 struct memhc_object *out);
+
+// Hands an object's values out as a host buffer, stored in `*out`, and releases the object
+// (its handle is stale from then on): a result whose only copy is on the device is read back
+// first. In a runtime whose `memhc_config.host_memory` is `"pinned"`, the buffer is the
+// page-locked memory the read-back landed in, handed over without a copy; otherwise the
+// values are in ordinary memory. Read them through `memhc_host_data`, then free the buffer
+// with `memhc_host_free` (or register it again as an input). If the read fails, the object is
+// left as it was and `*out` unchanged.
+//
+// # Safety
+//
+// `out` must point to a writable `memhc_host`.
+memhc_status memhc_take_host(struct memhc_runtime rt,
+                             struct memhc_object object,
+                             struct memhc_host *out);
+
+// Frees a host buffer the caller owns (never registered, or from `memhc_take_host`): its
+// handle and the pointers `memhc_host_data` gave are dead from then on; a second free is
+// `MEMHC_STATUS_INVALID_HANDLE`.
+memhc_status memhc_host_free(struct memhc_runtime rt, struct memhc_host buffer);
+
 // Registers a hadron node from host data and stores its handle in `*out`: `spins` spin
 // components, each a dense tensor of dimensions `dims[0] x ... x dims[rank-1]` (a meson:
 // `spins` 16, `dims` {N, N}; a baryon: {N, N, N}), its `len` elements in `data` in packed
@@ -732,13 +837,14 @@ memhc_status memhc_read(struct memhc_runtime rt,
 memhc_status memhc_release(struct memhc_runtime rt, struct memhc_object object);
 
 // The default configuration: the host backend, a 1 GiB budget (`budget_bytes` 0), LRU, the
-// optimal mode, 4 streams, seed 0; every string null (its default). Never fails.
+// optimal mode, 4 streams, seed 0, pageable results; every string null (its default). Never
+// fails.
 struct memhc_config memhc_config_default(void);
 
 // Creates a runtime as `*config` says (null `config`: `memhc_config_default()`) and stores
 // its handle in `*out`. The strings of the configuration are read during the call only.
 // On failure `*out` is left unchanged: `MEMHC_STATUS_UNKNOWN_NAME` for an unknown backend,
-// policy or mode, `MEMHC_STATUS_UNAVAILABLE` when the backend cannot open here (no GPU,
+// policy, mode or host memory, `MEMHC_STATUS_UNAVAILABLE` when the backend cannot open here (no GPU,
 // driver or library: the message says which), `MEMHC_STATUS_INVALID_ARGUMENT` for a
 // configuration out of range.
 //
@@ -749,7 +855,8 @@ struct memhc_config memhc_config_default(void);
 //
 // `config` must be null or point to a valid `memhc_config` whose non-null strings are
 // NUL-terminated; `out` must point to a writable `memhc_runtime`.
-memhc_status memhc_runtime_create(const struct memhc_config *config, struct memhc_runtime *out);
+memhc_status memhc_runtime_create(const struct memhc_config *config,
+                                  struct memhc_runtime *out);
 
 // Destroys a runtime: waits for its work, returns its device memory, and makes its handle and
 // the handles of all its objects and plans stale (later use is refused with

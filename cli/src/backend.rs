@@ -46,6 +46,7 @@ pub type Ran = (Correlators, Stats, Option<(EventLog, Vec<WorkSpan>)>);
 /// One run of a plan, on whichever backend.
 struct PlanRun<'a> {
     config: Config,
+    pinned: bool,
     plan: &'a Plan,
     progress: &'a mut dyn FnMut(Progress),
 }
@@ -57,8 +58,8 @@ impl WithBackend for PlanRun<'_> {
         let timed = self.config.events && backend.set_timing(true);
         let rt = Runtime::new(backend, self.config).map_err(|e| e.to_string())?;
         let mut engine = Engine::new(rt);
-        let values =
-            memhc_corr::run(self.plan, &mut engine, self.progress).map_err(|e| e.to_string())?;
+        let values = memhc_corr::run_with(self.plan, &mut engine, self.pinned, self.progress)
+            .map_err(|e| e.to_string())?;
         engine
             .runtime_mut()
             .synchronize()
@@ -72,18 +73,20 @@ impl WithBackend for PlanRun<'_> {
     }
 }
 
-/// Runs `plan` once on a fresh backend of kind `choice` with `budget` bytes, under `config`;
-/// returns the correlators, the runtime's statistics, and with `config.events` its event log
+/// Runs `plan` once on a fresh backend of kind `choice` with `budget` bytes, under `config`,
+/// with node data in the backend's page-locked host memory when `pinned`; returns the correlators, the runtime's statistics, and with `config.events` its event log
 /// and the backend's timeline. On the model, prints its makespan and floor on stderr.
 pub fn run_on(
     choice: BackendChoice,
     budget: usize,
     config: Config,
+    pinned: bool,
     plan: &Plan,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Ran, String> {
     let job = PlanRun {
         config,
+        pinned,
         plan,
         progress,
     };

@@ -395,21 +395,25 @@ def test_stub_and_module_agree():
 def documented():
     """Every public class, method, property and function with the names of its arguments."""
     out = [(memhc, "memhc", [])]
-    for name in ("Runtime", "Node", "MemhcError"):
+    for name in ("Runtime", "Node", "HostBuffer", "MemhcError"):
         cls = getattr(memhc, name)
         out.append((cls, name, []))
     for name in ("run_correlators", "plan_correlators", "reference_correlators"):
         f = getattr(memhc, name)
         out.append((f, name, list(inspect.signature(f).parameters)))
     out.append((memhc.Runtime, "Runtime()", list(inspect.signature(memhc.Runtime).parameters)))
-    for name in ("register", "contract", "run_vector", "trace", "read", "release", "stats",
-                 "audit", "synchronize", "budget", "backend", "streams"):
+    for name in ("register", "alloc_host", "register_host", "take_host", "contract",
+                 "run_vector", "trace", "read", "release", "stats", "audit", "synchronize",
+                 "budget", "backend", "streams"):
         m = getattr(memhc.Runtime, name)
         params = []
         if callable(m):
             params = [p for p in inspect.signature(m).parameters if p != "self"]
         out.append((m, "Runtime." + name, params))
     out.append((memhc.Node.shape, "Node.shape", []))
+    for name in ("shape", "pinned", "registered"):
+        out.append((getattr(memhc.HostBuffer, name), "HostBuffer." + name, []))
+    out.append((memhc.HostBuffer.__array__, "HostBuffer.__array__", ["dtype", "copy"]))
     return out
 
 
@@ -423,7 +427,7 @@ def test_help_answers():
     assert "1 GiB" in rt_doc and "None" in rt_doc and "Raises" in rt_doc
     assert "streams" in rt_doc and "seed" in rt_doc
     assert list(inspect.signature(memhc.Runtime).parameters) == [
-        "backend", "budget", "policy", "mode", "streams", "seed"]
+        "backend", "budget", "policy", "mode", "streams", "seed", "host_memory"]
     assert inspect.signature(memhc.Runtime).parameters["streams"].default == 4
 
 

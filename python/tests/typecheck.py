@@ -40,9 +40,20 @@ def main() -> None:
     times, vals = corr["C_pi_pi"]
     first: int = int(times[0, 0])
     err = float(np.max(np.abs(vals - ref["C_pi_pi"][1])))
+    pinned_rt = memhc.Runtime(backend="host", budget="64M", host_memory="pinned")
+    hb: memhc.HostBuffer = pinned_rt.alloc_host((16, 4, 4))
+    view: npt.NDArray[np.complex128] = np.asarray(hb)
+    view[...] = x
+    del view
+    pn: memhc.Node = pinned_rt.register_host(hb)
+    done: bool = hb.registered
+    r = pinned_rt.take_host(pinned_rt.contract(pn, pn))
+    locked: bool = r.pinned
+    rshape: tuple[int, ...] = r.shape
+    result: npt.NDArray[np.complex128] = np.asarray(r)
     version: str = memhc.__version__
     print(len(outs), values.shape, same is buf, t, hits, budget, backend, streams,
-          plan["contractions"], first, err, version)
+          plan["contractions"], first, err, version, done, locked, rshape, result.shape)
 
 
 if __name__ == "__main__":

@@ -103,7 +103,7 @@ pub struct ConfigArgs {
     /// backend's page-locked memory: nodes generated straight into it and uploaded in one DMA,
     /// results read back into it as soon as their last writer is queued). Not with
     /// `--mode unified`.
-    #[arg(long, default_value = "pageable", value_parser = ["pageable", "pinned"])]
+    #[arg(long, default_value = "pageable")]
     pub host_memory: String,
     /// Oversubscription rate O >= 0: the device budget is peak / (1 + O), where peak is the
     /// most bytes the run holds resident when nothing is evicted. Default 0 (everything fits).
@@ -166,7 +166,9 @@ impl ConfigArgs {
 impl ConfigArgs {
     /// Whether `--host-memory pinned` was asked for, refusing it with `--mode unified`.
     pub fn pinned(&self, modes: &[Mode]) -> Result<bool> {
-        let pinned = self.host_memory == "pinned";
+        let pinned = names::host_memory(&self.host_memory)
+            .map_err(usage("--host-memory"))?
+            .is_pinned();
         if pinned && modes.contains(&Mode::Unified) {
             return Err(Error::Usage(
                 "--host-memory pinned does not apply to --mode unified (managed memory is read \

@@ -141,6 +141,14 @@ fn page_locked_host_memory_takes_the_staging_off_the_modelled_queue() {
         "{}",
         stderr(&o)
     );
+    // The name is read by memhc-select, as `memhc run --host-memory` reads it.
+    let o = synth(&["--backend", "host", "--host-memory", "locked"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--host-memory: unknown host memory 'locked'"),
+        "{}",
+        stderr(&o)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

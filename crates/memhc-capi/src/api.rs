@@ -2,11 +2,12 @@
 //! boundary ([`crate::ffi`]) has already checked and converted from raw pointers.
 
 pub mod corr;
+pub mod host;
 
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError};
 
 use memhc_embed::hadron::{Contraction, MatrixView, NodeShape, SpinMapping, Term, TracePairs};
-use memhc_embed::{Complex64, ObjectId, Options, Session};
+use memhc_embed::{Complex64, HostBuffer, ObjectId, Options, Session};
 
 use crate::registry::{Kind, Registry};
 use crate::status::{Failure, MemhcStatus, Outcome};
@@ -14,12 +15,14 @@ use crate::types::{
     MemhcContraction, MemhcObject, MemhcPair, MemhcPlan, MemhcRuntime, MemhcStats, MemhcTerm,
 };
 
-/// One runtime behind a handle: the session, and the handles of its objects and plans.
+/// One runtime behind a handle: the session, and the handles of its objects, plans and host
+/// buffers.
 #[derive(Debug)]
 struct Instance {
     session: Session,
     objects: Registry<ObjectId>,
     plans: Registry<Arc<SpinMapping>>,
+    hosts: Registry<HostBuffer>,
 }
 
 type Shared = Arc<Mutex<Instance>>;
@@ -107,6 +110,7 @@ pub fn create(options: &Options) -> Outcome<MemhcRuntime> {
         session,
         objects: Registry::new(Kind::Object),
         plans: Registry::new(Kind::Plan),
+        hosts: Registry::new(Kind::Host),
     };
     let handle = runtimes()
         .insert(Arc::new(Mutex::new(instance)))
@@ -114,8 +118,8 @@ pub fn create(options: &Options) -> Outcome<MemhcRuntime> {
     Ok(MemhcRuntime { handle })
 }
 
-/// Destroys a runtime: every object and plan handle of it becomes stale, and its device
-/// memory is returned. Work in flight on another thread finishes first.
+/// Destroys a runtime: every object, plan and host buffer handle of it becomes stale, its
+/// host buffers are freed and its device memory is returned. Work in flight on another thread finishes first.
 pub fn destroy(rt: MemhcRuntime) -> Outcome<()> {
     let shared = runtimes().remove(rt.handle).map_err(Failure::handle)?;
     // The last reference drops the session (waiting for the device); if another thread holds

@@ -30,6 +30,18 @@
 //! `memhc_corr_verify` check a run against the independent dense reference. Files and
 //! results are two more kinds of generation-checked handle ([`MemhcCorr`],
 //! [`MemhcCorrResults`]), in process-wide registries (they belong to no runtime).
+//!
+//! ## Page-locked buffers
+//!
+//! A node's values can be written straight into the backend's host memory (page-locked on a
+//! GPU, so the upload is one DMA) and registered without a copy, and a result handed out
+//! where its read-back landed ([`ffi::host`] over [`api::host`], on
+//! [`memhc_embed::HostBuffer`]): `memhc_host_alloc(rt, spins, dims, rank, &h)`,
+//! `memhc_host_data(rt, h, &ptr, &len)` (the caller fills `ptr[0..len]`),
+//! `memhc_host_register(rt, h, &object)` (takes the buffer: `h` and `ptr` are dead from then
+//! on); `memhc_take_host(rt, result, &h)` (the result's object is released), read through
+//! `memhc_host_data`, then `memhc_host_free`. Host buffers are a sixth kind of handle
+//! ([`MemhcHost`]), in the registry of their runtime, freed with it.
 #![deny(unsafe_code)]
 
 pub mod api;
@@ -43,8 +55,8 @@ pub mod types;
 pub use status::{Failure, MemhcStatus};
 pub use types::{
     MemhcComplex, MemhcConfig, MemhcContraction, MemhcCorr, MemhcCorrOptions, MemhcCorrPlanReport,
-    MemhcCorrResults, MemhcCorrTime, MemhcObject, MemhcPair, MemhcPlan, MemhcRuntime, MemhcStats,
-    MemhcTerm,
+    MemhcCorrResults, MemhcCorrTime, MemhcHost, MemhcObject, MemhcPair, MemhcPlan, MemhcRuntime,
+    MemhcStats, MemhcTerm,
 };
 
 /// Where the committed header lives, relative to the workspace root.

@@ -25,6 +25,8 @@ pub enum Kind {
     Corr = 4,
     /// The correlators of one run.
     CorrResults = 5,
+    /// A host buffer of one runtime.
+    Host = 6,
 }
 
 impl Kind {
@@ -35,6 +37,7 @@ impl Kind {
             Kind::Plan => "plan",
             Kind::Corr => "correlator file",
             Kind::CorrResults => "correlator results",
+            Kind::Host => "host buffer",
         }
     }
 
@@ -45,6 +48,7 @@ impl Kind {
             Kind::Plan => "a plan",
             Kind::Corr => "a correlator file",
             Kind::CorrResults => "a correlator results",
+            Kind::Host => "a host buffer",
         }
     }
 
@@ -55,6 +59,7 @@ impl Kind {
             3 => Some(Kind::Plan),
             4 => Some(Kind::Corr),
             5 => Some(Kind::CorrResults),
+            6 => Some(Kind::Host),
             _ => None,
         }
     }
@@ -173,6 +178,15 @@ impl<T> Registry<T> {
         self.slots
             .get(s)
             .and_then(|e| e.value.as_ref())
+            .ok_or_else(|| format!("handle {handle:#x}: empty slot"))
+    }
+
+    /// The value behind a live handle, to change in place.
+    pub fn get_mut(&mut self, handle: u64) -> Result<&mut T, Refusal> {
+        let s = self.slot_of(handle)?;
+        self.slots
+            .get_mut(s)
+            .and_then(|e| e.value.as_mut())
             .ok_or_else(|| format!("handle {handle:#x}: empty slot"))
     }
 

@@ -35,6 +35,21 @@ pub struct MemhcPlan {
     pub handle: u64,
 }
 
+/// A host buffer of one runtime: a node's values in the backend's host memory (page-locked on
+/// a GPU, so that a copy to or from the device is one DMA; ordinary memory on the host
+/// backend). Made by `memhc_host_alloc` (for the caller to fill in place, then
+/// `memhc_host_register`: no copy) or `memhc_take_host` (a result, handed out where its
+/// read-back landed); its memory is reached through `memhc_host_data`. Owned by the caller
+/// until `memhc_host_register` (which takes it) or `memhc_host_free`, or until
+/// `memhc_runtime_destroy` frees it with its runtime; a stale handle is refused, never
+/// dereferenced.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct MemhcHost {
+    /// Opaque: 0 for the null handle.
+    pub handle: u64,
+}
+
 /// A complex double: the same layout as C99's `double _Complex` and C++'s
 /// `std::complex<double>` (an array of either may be passed where an array of `memhc_complex`
 /// is expected, by a pointer cast).
@@ -110,6 +125,11 @@ pub struct MemhcConfig {
     pub streams: u32,
     /// Seed of the `random` policy.
     pub seed: u64,
+    /// Where results land on the host: `"pageable"` (default: ordinary memory) or `"pinned"`
+    /// (the backend's page-locked memory: a read-back is one DMA, and `memhc_take_host` hands
+    /// the result out there without a copy). Buffers from `memhc_host_alloc` are page-locked
+    /// either way. Not with the mode `"unified"`; null: `"pageable"`.
+    pub host_memory: *const std::ffi::c_char,
 }
 
 /// A snapshot of a runtime's statistics (the metric names of memhc's reports).

@@ -48,21 +48,33 @@ fn readme_c_example_is_the_one_ci_runs() -> Result<(), Box<dyn std::error::Error
 /// compiles and runs.
 #[test]
 fn readme_c_correlator_example_is_the_one_ci_runs() -> Result<(), Box<dyn std::error::Error>> {
+    readme_block_is_in("examples/c/corr.c")
+}
+
+/// The README's C example of page-locked buffers is the marked block of
+/// `examples/c/pinned.c`, which CI compiles and runs (under valgrind too).
+#[test]
+fn readme_c_pinned_example_is_the_one_ci_runs() -> Result<(), Box<dyn std::error::Error>> {
+    readme_block_is_in("examples/c/pinned.c")
+}
+
+/// The block between the two `/* README */` lines of the C file `example` is in README.md.
+fn readme_block_is_in(example: &str) -> Result<(), Box<dyn std::error::Error>> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let readme = std::fs::read_to_string(root.join("README.md"))?;
-    let example = std::fs::read_to_string(root.join("examples/c/corr.c"))?;
+    let name = example;
+    let example = std::fs::read_to_string(root.join(example))?;
     let marker = "    /* README */\n";
     let start = example
         .find(marker)
-        .ok_or("examples/c/corr.c has no README marker")?
+        .ok_or_else(|| format!("{name} has no README marker"))?
         + marker.len();
     let len = example[start..]
         .find(marker)
-        .ok_or("examples/c/corr.c has one README marker, not two")?;
+        .ok_or_else(|| format!("{name} has one README marker, not two"))?;
     assert!(
         readme.contains(&example[start..start + len]),
-        "the C correlator example of README.md and the README block of examples/c/corr.c \
-         differ: keep them equal"
+        "the C example of README.md and the README block of {name} differ: keep them equal"
     );
     Ok(())
 }

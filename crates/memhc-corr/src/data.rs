@@ -57,6 +57,83 @@ pub(crate) fn load(id: &str, shape: &NodeShape, data: &DataSource) -> Result<Had
     Ok(HadronNode::from_vec(shape, values)?)
 }
 
+/// Node `id`'s values written into `out`, which has exactly the shape's elements (memory the
+/// caller filled in place: the backend's page-locked host memory, so that the node is loaded
+/// straight into it). Seeded values and `.npy` files are written straight into `out`; an
+/// HDF5 dataset is read, then copied in.
+pub(crate) fn load_into(
+    id: &str,
+    shape: &NodeShape,
+    data: &DataSource,
+    out: &mut [Complex64],
+) -> Result<()> {
+    let elems = shape.layout()?.elems();
+    if out.len() != elems {
+        return Err(crate::CorrError::Usage(format!(
+            "node {id}: a buffer of {} elements for {elems} values",
+            out.len()
+        )));
+    }
+    match data {
+        DataSource::Seed(seed) => crate::seed::fill(*seed, out),
+        DataSource::Npy(path) => {
+            read_npy_into(path, shape, out).map_err(|m| bad(id, format!("{path}: {m}")))?;
+        }
+        DataSource::Hdf5 { file, dataset } => {
+            let values = hdf5_data::read(file, dataset, shape)
+                .map_err(|m| bad(id, format!("{file}: {m}")))?;
+            if values.len() != elems {
+                return Err(
+                    bad(id, format!("{file}: {} values, not {elems}", values.len())).into(),
+                );
+            }
+            out.copy_from_slice(&values);
+        }
+    }
+    Ok(())
+}
+
+/// The values of a `.npy` file whose header matches `shape`, decoded straight into `out` (of
+/// the shape's length) piece by piece; the file must end with the last value.
+fn read_npy_into(path: &str, shape: &NodeShape, out: &mut [Complex64]) -> Result<(), String> {
+    use std::io::Read;
+    const PIECE: usize = 4096;
+    let (mut reader, header) = npy_header(path, shape)?;
+    let big_endian = header.type_descriptor.as_string().map(String::as_str) == Some(">c16");
+    let word = |b: &[u8]| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(b);
+        if big_endian {
+            f64::from_be_bytes(w)
+        } else {
+            f64::from_le_bytes(w)
+        }
+    };
+    let mut buf = vec![0u8; PIECE * 16];
+    let len = out.len();
+    for (done, chunk) in out.chunks_mut(PIECE).enumerate() {
+        let piece = &mut buf[..chunk.len() * 16];
+        reader.read_exact(piece).map_err(|e| {
+            format!(
+                "unreadable data: {e} after {} of {len} values",
+                done * PIECE
+            )
+        })?;
+        for (z, c) in chunk.iter_mut().zip(piece.chunks_exact(16)) {
+            *z = Complex64::new(word(&c[..8]), word(&c[8..]));
+        }
+    }
+    let mut extra = [0u8; 1];
+    loop {
+        match reader.read(&mut extra) {
+            Ok(0) => return Ok(()),
+            Ok(_) => return Err("unreadable data: bytes after the last value".to_owned()),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(format!("unreadable data: {e}")),
+        }
+    }
+}
+
 /// Opens a `.npy` file and checks its header and length against `shape`; the reader is left
 /// at the start of the data.
 fn npy_header(path: &str, shape: &NodeShape) -> Result<(BufReader<File>, Header), String> {

@@ -29,6 +29,12 @@ impl Node {
         crate::data::load(&self.id, &self.shape, &self.data)
     }
 
+    /// The node's values written into `out` (exactly its elements: memory filled in place,
+    /// such as the backend's page-locked host memory), read as [`Node::values`] reads them.
+    pub fn fill(&self, out: &mut [Complex64]) -> Result<()> {
+        crate::data::load_into(&self.id, &self.shape, &self.data, out)
+    }
+
     /// Bytes of the node's values.
     pub fn bytes(&self) -> usize {
         self.shape.layout().map_or(0, |l| l.bytes())

@@ -5,6 +5,12 @@
 //! (`begin_vector`, for pre-protected LRU), its contractions on the streams, its traces on the
 //! device, and every object released after its last use. The traces' values are assembled into
 //! graph values and correlators on the host.
+//!
+//! With page-locked node data ([`run_with`], `pinned`), every registered node is loaded
+//! straight into the backend's host memory ([`hadron::Engine::alloc_host`], filled in place
+//! by [`crate::Node::fill`], then [`hadron::Engine::register_host`]): its upload is one DMA,
+//! with no staging copy and no page fault. (A run's results are traces, scalars read as they
+//! are computed: no result node is read back.)
 
 use hadron::{Contraction, Engine, HadronNode, NodeShape};
 use memhc_core::{Backend, ObjectId};
@@ -37,21 +43,57 @@ pub fn identity(shape: &NodeShape) -> Result<HadronNode> {
     Ok(HadronNode::from_vec(shape, v)?)
 }
 
-/// Runs `plan` on `engine` and returns the correlators. `progress` is called after each
-/// stage. The engine's runtime keeps the statistics of the run.
+/// Registers a node of `shape` whose values `fill` writes straight into the backend's host
+/// memory (no copy afterwards).
+fn register_pinned<B: Backend>(
+    engine: &mut Engine<B>,
+    shape: &NodeShape,
+    fill: impl FnOnce(&mut [Complex64]) -> Result<()>,
+) -> Result<ObjectId> {
+    let mut host = engine.alloc_host(shape)?;
+    fill(host.as_mut_slice()?)?;
+    Ok(engine.register_host(shape.clone(), host)?)
+}
+
+/// Runs `plan` on `engine` and returns the correlators, with node data in pageable memory
+/// ([`run_with`] without `pinned`).
 pub fn run<B: Backend>(
     plan: &Plan,
     engine: &mut Engine<B>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Correlators> {
+    run_with(plan, engine, false, progress)
+}
+
+/// Runs `plan` on `engine` and returns the correlators. With `pinned`, node data is loaded
+/// straight into the backend's page-locked host memory (the runtime's direct data path:
+/// configure it with `Config::with_direct_host`). `progress` is called after each stage. The
+/// engine's runtime keeps the statistics of the run.
+pub fn run_with<B: Backend>(
+    plan: &Plan,
+    engine: &mut Engine<B>,
+    pinned: bool,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Correlators> {
     let model = &plan.model;
     let mut nodes: Vec<Option<ObjectId>> = vec![None; model.nodes.len()];
     for n in plan.used_nodes() {
-        nodes[n] = Some(engine.register(model.nodes[n].values()?)?);
+        let node = &model.nodes[n];
+        nodes[n] = Some(match pinned {
+            true => register_pinned(engine, &node.shape, |out| node.fill(out))?,
+            false => engine.register(node.values()?)?,
+        });
     }
     let mut identities = Vec::with_capacity(plan.identities.len());
     for shape in &plan.identities {
-        identities.push(engine.register(identity(shape)?)?);
+        let one = identity(shape)?;
+        identities.push(match pinned {
+            true => register_pinned(engine, shape, |out| {
+                out.copy_from_slice(one.as_slice());
+                Ok(())
+            })?,
+            false => engine.register(one)?,
+        });
     }
     let mut products = Vec::with_capacity(plan.products.len());
     for p in &plan.products {

@@ -53,6 +53,14 @@ pub fn values(seed: u64, len: usize) -> Vec<Complex64> {
     (0..len).map(|_| g.complex()).collect()
 }
 
+/// [`values`] written into `out` (its length is the count): the same elements, in place.
+pub fn fill(seed: u64, out: &mut [Complex64]) {
+    let mut g = SplitMix64::new(seed);
+    for z in out {
+        *z = g.complex();
+    }
+}
+
 /// [`values`], with the memory reserved fallibly first: a `len` the allocator cannot give is
 /// an error, not an abort of the process.
 pub fn try_values(
@@ -69,6 +77,13 @@ pub fn try_values(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn filling_in_place_gives_the_same_values() {
+        let mut out = vec![Complex64::new(9.0, 9.0); 5];
+        fill(42, &mut out);
+        assert_eq!(out, values(42, 5));
+    }
 
     #[test]
     fn the_documented_check_values() {

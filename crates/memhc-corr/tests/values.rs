@@ -9,6 +9,7 @@ use hadron::Engine;
 use memhc_core::{Config, Mode, PolicyKind, Runtime};
 use memhc_corr::{Model, Order, PlanOptions, plan, reference, run};
 use memhc_host::HostBackend;
+use num_complex::Complex64;
 
 fn model(n: usize) -> Model {
     Model::new(common::shared_file(n), std::path::Path::new(".")).unwrap()
@@ -53,6 +54,59 @@ fn every_policy_mode_and_sharing_agrees_with_the_reference() {
             }
         }
     }
+}
+
+/// [`run_with`] with node data loaded straight into the backend's host memory, under the
+/// direct data path.
+fn run_pinned(model: &Model, config: Config, budget: usize) -> f64 {
+    let p = plan(model, &PlanOptions::default()).unwrap();
+    let want = reference::correlators(model).unwrap();
+    let config = config.with_direct_host(true).with_budget(budget);
+    let rt = Runtime::new(HostBackend::new(budget), config).unwrap();
+    let mut engine = Engine::new(rt);
+    let got = memhc_corr::run_with(&p, &mut engine, true, &mut |_| {}).unwrap();
+    engine.runtime().audit().unwrap();
+    got.max_relative_error(&want)
+}
+
+#[test]
+fn node_data_in_page_locked_memory_agrees_with_the_reference() {
+    let m = model(4);
+    let peak = plan(&m, &PlanOptions::default()).unwrap().report.peak_bytes as usize;
+    let node = 16 * 16 * 16 * 16;
+    for mode in [Mode::Naive, Mode::Reorg, Mode::ReorgSync, Mode::Optimal] {
+        for policy in [PolicyKind::Lru, PolicyKind::Belady] {
+            for budget in [peak + 4 * node, (peak * 2 / 5).max(4 * node)] {
+                let config = Config::for_mode(mode).with_policy(policy).with_streams(2);
+                let err = run_pinned(&m, config, budget);
+                assert!(err < 1e-12, "{mode} {policy:?} budget {budget}: {err:e}");
+            }
+        }
+    }
+}
+
+#[test]
+fn node_files_fill_page_locked_memory_as_they_read_into_vectors() {
+    let dir = common::scratch("pinned-npy");
+    let mut f = common::shared_file(3);
+    let shape = hadron::NodeShape::meson(3).unwrap();
+    let written = hadron::HadronNode::random(&shape, 11);
+    memhc_corr::write_npy(&dir.join("b.npy"), &written).unwrap();
+    f.nodes[1].data = memhc_corr::DataSource::Npy("b.npy".into());
+    let path = dir.join("corr.json");
+    memhc_corr::save(&f, &path).unwrap();
+    let m = memhc_corr::load(&path).unwrap();
+    for node in &m.nodes {
+        let mut filled = vec![Complex64::new(7.0, 7.0); node.shape.layout().unwrap().elems()];
+        node.fill(&mut filled).unwrap();
+        assert_eq!(filled, node.values().unwrap().as_slice());
+    }
+    let mut b = vec![Complex64::default(); written.as_slice().len()];
+    m.nodes[1].fill(&mut b).unwrap();
+    assert_eq!(b, written.as_slice());
+    // A buffer of the wrong length is refused.
+    assert!(m.nodes[1].fill(&mut b[1..]).is_err());
+    assert!(run_pinned(&m, Config::for_mode(Mode::Optimal), 1 << 30) < 1e-12);
 }
 
 #[test]

@@ -73,9 +73,13 @@ pub enum EmbedError {
     /// Computed correlators differ from the reference by more than the tolerance.
     #[error("{0}")]
     VerifyFailed(String),
-    /// An argument the session checks itself that is not a size (a file extension, a name).
+    /// An argument the session checks itself that is not a size (a file extension, a name,
+    /// a host buffer of another session).
     #[error("{0}")]
     InvalidArgument(String),
+    /// A bug in memhc: an invariant found broken before it could corrupt anything.
+    #[error("internal error: {0}")]
+    Internal(String),
 }
 
 impl From<CorrError> for EmbedError {
@@ -140,6 +144,7 @@ impl EmbedError {
             EmbedError::Corr(e) => corr_kind(e),
             EmbedError::VerifyFailed(_) => ErrorKind::VerifyFailed,
             EmbedError::InvalidArgument(_) => ErrorKind::InvalidArgument,
+            EmbedError::Internal(_) => ErrorKind::Internal,
         }
     }
 }

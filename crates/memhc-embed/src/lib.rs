@@ -13,6 +13,10 @@
 //!   (the backends are different Rust types; the session hides which one it holds): register
 //!   host nodes, contract with any spin mapping, run vectors, trace, read results into a
 //!   caller's buffer, release, statistics and audit.
+//! * [`HostBuffer`] ([`host_buffer`]): a node's values in the backend's host memory
+//!   (page-locked on a GPU), from [`Session::alloc_host`] to fill in place and
+//!   [`Session::register_host`] without a copy, or a result from [`Session::take_host`] where
+//!   its read-back landed ([`Options::host_memory`]: [`HostMemoryKind::Pinned`]).
 //! * [`CorrRun`] ([`mod@corr`]): a correlator file (`memhc-corr/1`,
 //!   `docs/correlator-format.md`) loaded and planned ([`CorrOptions`]: sharing, order, vector
 //!   size), its [`PlanReport`], runs on the backend an [`Options`] names (a host run without a
@@ -67,6 +71,7 @@
 mod any;
 pub mod corr;
 pub mod error;
+pub mod host_buffer;
 pub mod options;
 pub mod session;
 
@@ -74,7 +79,8 @@ pub use corr::{
     CorrOptions, CorrResults, CorrRun, Order, PlanReport, check_output_path, load_correlators,
 };
 pub use error::{EmbedError, ErrorKind, Result};
-pub use memhc_select::{BackendChoice, BytesError, parse_bytes_usize};
+pub use host_buffer::HostBuffer;
+pub use memhc_select::{BackendChoice, BytesError, HostMemoryKind, parse_bytes_usize};
 pub use options::Options;
 pub use session::Session;
 

@@ -1,7 +1,7 @@
 //! A runtime described by names and numbers: what a C struct or Python keywords give.
 
 use memhc_core::{Config, Mode, PolicyKind};
-use memhc_select::{names, parse_bytes_usize};
+use memhc_select::{HostMemoryKind, names, parse_bytes_usize};
 
 use crate::error::{EmbedError, Result};
 
@@ -24,6 +24,13 @@ pub struct Options {
     pub streams: usize,
     /// Seed of the random policy.
     pub seed: u64,
+    /// Where results land on the host: [`HostMemoryKind::Pageable`] (vectors) or
+    /// [`HostMemoryKind::Pinned`] (the backend's page-locked memory, which
+    /// [`Session::take_host`](crate::Session::take_host) hands out without a copy; the
+    /// runtime's direct data path, `Config::with_direct_host`).
+    /// Buffers from [`Session::alloc_host`](crate::Session::alloc_host) are the backend's
+    /// host memory either way. Not with [`Mode::Unified`].
+    pub host_memory: HostMemoryKind,
 }
 
 impl Default for Options {
@@ -36,6 +43,7 @@ impl Default for Options {
             mode: Mode::Optimal,
             streams: 4,
             seed: 0,
+            host_memory: HostMemoryKind::Pageable,
         }
     }
 }
@@ -47,6 +55,15 @@ impl Options {
             budget: Some(bytes),
             ..Options::default()
         }
+    }
+
+    /// The same options with results in `host_memory` (a name: `pageable` or `pinned`,
+    /// read by `memhc-select`; `None` keeps the current one).
+    pub fn with_host_memory(mut self, host_memory: Option<&str>) -> Result<Self> {
+        if let Some(name) = host_memory {
+            self.host_memory = names::host_memory(name)?;
+        }
+        Ok(self)
     }
 
     /// Options from names, each `None` for its default: a backend (`host`, `cuda`, `rocm`), a
@@ -88,10 +105,20 @@ impl Options {
                 hadron::admission::MAX_STREAMS
             )));
         }
+        if self.host_memory.is_pinned() && self.mode == Mode::Unified {
+            return Err(EmbedError::InvalidArgument(
+                "pinned host memory does not apply to the unified mode (managed memory is \
+                 read in place)"
+                    .into(),
+            ));
+        }
         let mut c = Config::for_mode(self.mode)
             .with_policy(self.policy)
             .with_streams(self.streams)
             .with_seed(self.seed);
+        if self.host_memory.is_pinned() {
+            c = c.with_direct_host(true);
+        }
         c.budget = self.budget;
         if self.backend == BackendChoice::Host {
             c.budget = Some(self.budget.unwrap_or(DEFAULT_HOST_BUDGET));
@@ -148,6 +175,25 @@ mod tests {
         assert_eq!(
             Options::default().config().ok().and_then(|c| c.budget),
             Some(DEFAULT_HOST_BUDGET)
+        );
+        let pinned = Options::default().with_host_memory(Some("pinned"));
+        let config = pinned.as_ref().ok().and_then(|o| o.config().ok());
+        assert!(config.is_some_and(|c| c.pinned_results && c.early_read_back));
+        assert!(
+            Options::default()
+                .config()
+                .is_ok_and(|c| !c.pinned_results && !c.early_read_back)
+        );
+        let bad = Options::default().with_host_memory(Some("locked"));
+        assert_eq!(bad.err().map(|e| e.kind()), Some(ErrorKind::UnknownName));
+        let unified = Options {
+            mode: Mode::Unified,
+            host_memory: HostMemoryKind::Pinned,
+            ..Options::default()
+        };
+        assert_eq!(
+            unified.config().err().map(|e| e.kind()),
+            Some(ErrorKind::InvalidArgument)
         );
     }
 }

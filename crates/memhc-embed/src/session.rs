@@ -1,11 +1,17 @@
 //! A session: one runtime on one backend, driven through hadron nodes.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use hadron::{Contraction, NodeShape, TracePairs};
 use memhc_core::{Backend, Complex64, ObjectId, Stats};
 
 use crate::any::{AnyEngine, with_engine};
 use crate::error::{EmbedError, Result};
+use crate::host_buffer::{AnyHostCopy, HostBuffer};
 use crate::options::Options;
+
+/// Numbers sessions, so that a host buffer registers only into the session that made it.
+static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
 
 /// One runtime on the backend its [`Options`] name, with a hadron engine over it. See the
 /// [crate documentation](crate).
@@ -16,6 +22,7 @@ use crate::options::Options;
 pub struct Session {
     engine: AnyEngine,
     backend: String,
+    id: u64,
 }
 
 impl Session {
@@ -25,7 +32,12 @@ impl Session {
     pub fn open(options: &Options) -> Result<Self> {
         let engine = AnyEngine::open(options)?;
         let backend = with_engine!(&engine, e => e.runtime().backend().name());
-        Ok(Session { engine, backend })
+        let id = NEXT_SESSION.fetch_add(1, Ordering::Relaxed);
+        Ok(Session {
+            engine,
+            backend,
+            id,
+        })
     }
 
     /// The backend's description (device, library files).
@@ -62,6 +74,118 @@ impl Session {
         }
         let node = hadron::HadronNode::from_vec(&shape, data)?;
         Ok(with_engine!(&mut self.engine, e => e.register(node))?)
+    }
+
+    /// Host memory of the backend for a node of `spins` components of dimensions `dims`
+    /// (page-locked on a GPU), for the caller to fill in place
+    /// ([`HostBuffer::as_mut_slice`]) and register without a copy
+    /// ([`Session::register_host`]): see [`crate::host_buffer`] for who owns it when. The
+    /// shape is checked (no zero spin or dimension, 1 to 8 dimensions, a size that fits the
+    /// address space) and its bytes admitted against the host's memory
+    /// (`hadron::admission`) before any memory is taken. What it holds before the caller
+    /// writes it is unspecified.
+    pub fn alloc_host(&mut self, spins: usize, dims: &[usize]) -> Result<HostBuffer> {
+        let shape = NodeShape::new(spins, dims)?;
+        let bytes = shape.layout()?.bytes();
+        hadron::admission::admit_host("a node's host buffer", bytes as u64)?;
+        let copy = match &mut self.engine {
+            AnyEngine::Host(e) => AnyHostCopy::Host(e.alloc_host(&shape)?),
+            #[cfg(feature = "cuda")]
+            AnyEngine::Cuda(e) => AnyHostCopy::Cuda(e.alloc_host(&shape)?),
+            #[cfg(feature = "rocm")]
+            AnyEngine::Rocm(e) => AnyHostCopy::Rocm(e.alloc_host(&shape)?),
+        };
+        Ok(HostBuffer::new(shape, self.id, copy))
+    }
+
+    /// Checks that [`Session::register_host`] would take `buffer`: it was made by this
+    /// session (by [`Session::alloc_host`] or [`Session::take_host`]). The C and Python
+    /// layers call it first, so that a refused buffer stays the caller's.
+    pub fn check_host(&self, buffer: &HostBuffer) -> Result<()> {
+        let same_backend = matches!(
+            (&self.engine, buffer.copy()),
+            (AnyEngine::Host(_), AnyHostCopy::Host(_))
+        );
+        #[cfg(feature = "cuda")]
+        let same_backend = same_backend
+            || matches!(
+                (&self.engine, buffer.copy()),
+                (AnyEngine::Cuda(_), AnyHostCopy::Cuda(_))
+            );
+        #[cfg(feature = "rocm")]
+        let same_backend = same_backend
+            || matches!(
+                (&self.engine, buffer.copy()),
+                (AnyEngine::Rocm(_), AnyHostCopy::Rocm(_))
+            );
+        if buffer.session() != self.id || !same_backend {
+            return Err(EmbedError::InvalidArgument(
+                "this host buffer was made by another session: a buffer registers only into \
+                 the session whose alloc_host or take_host made it"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Registers `buffer` (from [`Session::alloc_host`], filled, or a result from
+    /// [`Session::take_host`]) as a node of its shape, without copying it: the buffer
+    /// becomes the node's host copy, uploaded in one DMA when first used. A buffer of another
+    /// session is refused ([`Session::check_host`]) and dropped.
+    pub fn register_host(&mut self, buffer: HostBuffer) -> Result<ObjectId> {
+        self.check_host(&buffer)?;
+        let (shape, _, copy) = buffer.into_parts();
+        let id = match (&mut self.engine, copy) {
+            (AnyEngine::Host(e), AnyHostCopy::Host(h)) => e.register_host(shape, h)?,
+            #[cfg(feature = "cuda")]
+            (AnyEngine::Cuda(e), AnyHostCopy::Cuda(h)) => e.register_host(shape, h)?,
+            #[cfg(feature = "rocm")]
+            (AnyEngine::Rocm(e), AnyHostCopy::Rocm(h)) => e.register_host(shape, h)?,
+            #[allow(unreachable_patterns)] // with one backend compiled in, every pair matches
+            _ => {
+                return Err(EmbedError::Internal(
+                    "a host buffer of another backend passed the session check".into(),
+                ));
+            }
+        };
+        Ok(id)
+    }
+
+    /// Hands a node's values out as a [`HostBuffer`] and releases the node (its id is refused
+    /// from now on): a node whose only copy is on the device is read back first. With
+    /// [`HostMemoryKind::Pinned`](crate::HostMemoryKind) the buffer is the backend's
+    /// page-locked memory the read-back landed in, handed over without a copy
+    /// ([`HostBuffer::is_pinned`]); otherwise the vector it was read into. If the read fails
+    /// the node is left as it was.
+    pub fn take_host(&mut self, id: ObjectId) -> Result<HostBuffer> {
+        let (shape, copy) = match &mut self.engine {
+            AnyEngine::Host(e) => {
+                let (shape, h) = e.take_host(id)?;
+                (shape, AnyHostCopy::Host(h))
+            }
+            #[cfg(feature = "cuda")]
+            AnyEngine::Cuda(e) => {
+                let (shape, h) = e.take_host(id)?;
+                (shape, AnyHostCopy::Cuda(h))
+            }
+            #[cfg(feature = "rocm")]
+            AnyEngine::Rocm(e) => {
+                let (shape, h) = e.take_host(id)?;
+                (shape, AnyHostCopy::Rocm(h))
+            }
+        };
+        Ok(HostBuffer::new(shape, self.id, copy))
+    }
+
+    /// Announces that the caller will read (or take) node `id`: with
+    /// [`HostMemoryKind::Pinned`](crate::HostMemoryKind) the page-locked memory its
+    /// read-back lands in is allocated now (page-locking is set-up cost, better paid before
+    /// the contractions than at [`Session::take_host`]). (The runtime's early read-back needs
+    /// the announcement before the launch that writes the node, which a session's
+    /// [`Session::contract`] makes and writes in one call, so here it only prepares memory.)
+    /// Changes no value.
+    pub fn expect_read(&mut self, id: ObjectId) -> Result<()> {
+        Ok(with_engine!(&mut self.engine, e => e.runtime_mut().expect_read(id))?)
     }
 
     /// Runs one contraction on `stream` into a new node, which stays on the device until read.

@@ -13,7 +13,7 @@
 //!   `G` or `T`, each a power of 1024, optionally followed by `B` or `iB`, in any case
 //!   (`1048576`, `512M`, `2g`, `8GiB`, `400 KB`). Zero, signs, fractions, unknown units and
 //!   counts of 2^64 bytes or more are refused, each saying why.
-//! * [`names`]: eviction policies, modes and allocation settings, alone or as the
+//! * [`names`]: eviction policies, modes, allocation settings and host memory, alone or as the
 //!   comma-separated lists (or `all`) the command lines take. The names themselves belong to
 //!   the types that own them in the runtime's crates.
 //! * [`backend`]: backends by name (`host`, `model`, `cuda`, `rocm`), and [`Build`], what a
@@ -69,3 +69,4 @@ pub use dispatch::{
 };
 pub use error::{Result, SelectError};
 pub use memhc_gpu::model::ModelReport;
+pub use names::HostMemoryKind;

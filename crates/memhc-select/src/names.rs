@@ -8,7 +8,9 @@
 //!   one ([`PolicyKind::ALL`]);
 //! * modes: `naive`, `reorg`, `reorg-sync`, `optimal`, `unified`; `all` is the paper's four
 //!   explicit ones ([`Mode::ALL`], without `unified`);
-//! * allocation settings: `driver`, `handover`, `arena`; `all` is the three ([`Alloc::ALL`]).
+//! * allocation settings: `driver`, `handover`, `arena`; `all` is the three ([`Alloc::ALL`]);
+//! * where node data and results live on the host ([`HostMemoryKind`]): `pageable` or `pinned`
+//!   (`memhc-synth --host-memory`, `memhc run --host-memory`, the embedding layer's options).
 
 use std::str::FromStr;
 
@@ -44,6 +46,55 @@ pub fn modes(list: &str) -> Result<Vec<Mode>> {
 /// The allocation settings of a list, or of `all`.
 pub fn allocs(list: &str) -> Result<Vec<Alloc>> {
     many(list, &Alloc::ALL)
+}
+
+/// Where node data and results live on the host.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum HostMemoryKind {
+    /// Vectors in ordinary memory: on a GPU every copy is staged through page-locked buffers
+    /// and results are read at the end.
+    #[default]
+    Pageable,
+    /// The backend's host memory (page-locked on a GPU): node data filled in place and
+    /// uploaded in one DMA, results read back into it as soon as their last writer is queued
+    /// (`Config::with_direct_host`).
+    Pinned,
+}
+
+impl HostMemoryKind {
+    /// Both, in the order the help lists them.
+    pub const ALL: [HostMemoryKind; 2] = [HostMemoryKind::Pageable, HostMemoryKind::Pinned];
+
+    /// The name: `pageable` or `pinned`.
+    pub fn name(self) -> &'static str {
+        match self {
+            HostMemoryKind::Pageable => "pageable",
+            HostMemoryKind::Pinned => "pinned",
+        }
+    }
+
+    /// Whether it is [`HostMemoryKind::Pinned`].
+    pub fn is_pinned(self) -> bool {
+        self == HostMemoryKind::Pinned
+    }
+}
+
+impl std::fmt::Display for HostMemoryKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Where node data and results live on the host, by name: `pageable` or `pinned` (spaces
+/// around it ignored).
+pub fn host_memory(name: &str) -> Result<HostMemoryKind> {
+    let name = name.trim();
+    HostMemoryKind::ALL
+        .into_iter()
+        .find(|k| k.name() == name)
+        .ok_or_else(|| {
+            SelectError::UnknownName(format!("unknown host memory '{name}' (pageable or pinned)"))
+        })
 }
 
 fn one<T: FromStr>(name: &str) -> Result<T>
@@ -111,5 +162,20 @@ mod tests {
         let a = allocs("slab").err().map(|e| e.to_string());
         assert!(a.is_some_and(|t| t.contains("unknown allocation mode 'slab'")));
         assert!(policies("").is_err() && modes("optimal,").is_err());
+    }
+
+    #[test]
+    fn host_memory_names() {
+        assert_eq!(host_memory("pageable"), Ok(HostMemoryKind::Pageable));
+        assert_eq!(host_memory(" pinned "), Ok(HostMemoryKind::Pinned));
+        assert_eq!(HostMemoryKind::default(), HostMemoryKind::Pageable);
+        for bad in ["", "locked", "Pinned", "pinned,pageable"] {
+            let e = host_memory(bad).err().map(|e| e.to_string());
+            assert!(
+                e.as_ref()
+                    .is_some_and(|t| t.contains("unknown host memory") && !t.contains('\n')),
+                "{bad}: {e:?}"
+            );
+        }
     }
 }

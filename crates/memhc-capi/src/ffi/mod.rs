@@ -7,6 +7,7 @@
 pub mod compute;
 pub mod corr;
 pub mod errors;
+pub mod host;
 pub mod objects;
 pub mod runtime;
 

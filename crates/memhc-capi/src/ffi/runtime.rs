@@ -8,7 +8,8 @@ use crate::status::{MemhcStatus, Outcome};
 use crate::types::{MemhcConfig, MemhcRuntime, MemhcStats};
 
 /// The default configuration: the host backend, a 1 GiB budget (`budget_bytes` 0), LRU, the
-/// optimal mode, 4 streams, seed 0; every string null (its default). Never fails.
+/// optimal mode, 4 streams, seed 0, pageable results; every string null (its default). Never
+/// fails.
 #[unsafe(no_mangle)]
 pub extern "C" fn memhc_config_default() -> MemhcConfig {
     MemhcConfig {
@@ -18,13 +19,14 @@ pub extern "C" fn memhc_config_default() -> MemhcConfig {
         mode: std::ptr::null(),
         streams: 0,
         seed: 0,
+        host_memory: std::ptr::null(),
     }
 }
 
 /// Creates a runtime as `*config` says (null `config`: `memhc_config_default()`) and stores
 /// its handle in `*out`. The strings of the configuration are read during the call only.
 /// On failure `*out` is left unchanged: `MEMHC_STATUS_UNKNOWN_NAME` for an unknown backend,
-/// policy or mode, `MEMHC_STATUS_UNAVAILABLE` when the backend cannot open here (no GPU,
+/// policy, mode or host memory, `MEMHC_STATUS_UNAVAILABLE` when the backend cannot open here (no GPU,
 /// driver or library: the message says which), `MEMHC_STATUS_INVALID_ARGUMENT` for a
 /// configuration out of range.
 ///
@@ -101,5 +103,7 @@ pub(super) fn config_options(config: *const MemhcConfig) -> Outcome<Options> {
         c.budget_bytes,
         c.streams,
         c.seed,
-    )
+    )?
+    .with_host_memory(string(c.host_memory, "config.host_memory")?)
+    .map_err(Into::into)
 }

@@ -66,6 +66,11 @@ pub(super) fn count(name: &str, value: &Bound<'_, PyAny>, min: usize) -> PyResul
     usize::try_from(n).map_err(|_| PyValueError::new_err(format!("{name} is too large")))
 }
 
+/// A sequence of counts of at least 1 (a shape), or `ValueError` naming the argument.
+pub(super) fn counts(name: &str, values: &[Bound<'_, PyAny>]) -> PyResult<Vec<usize>> {
+    values.iter().map(|v| count(name, v, 1)).collect()
+}
+
 /// An optional count argument (`None` stays `None`).
 pub(super) fn opt_count(
     name: &str,

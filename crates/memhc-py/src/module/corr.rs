@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::args::{count, err, guard};
-use super::runtime::options;
+use super::spec::options;
 use memhc_embed::{Complex64, CorrOptions, CorrResults, CorrRun, Order};
 use numpy::PyArrayMethods;
 use pyo3::prelude::*;

@@ -10,13 +10,16 @@
 
 mod args;
 mod corr;
+mod host;
 mod node;
 mod runtime;
+mod spec;
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 
 use corr::{_panic_selftest, plan_correlators, reference_correlators, run_correlators};
+use host::HostBuffer;
 use node::Node;
 use runtime::Runtime;
 
@@ -63,13 +66,20 @@ pyo3::create_exception!(
 /// internal error) raises MemhcError, a RuntimeError. No call crashes the interpreter on a
 /// memhc bug: panics become MemhcError.
 ///
-/// Contents: Runtime, Node, MemhcError, run_correlators, plan_correlators,
+/// Page-locked buffers: ``buf = rt.alloc_host((16, N, N))`` is the backend's host memory
+/// (page-locked on a GPU); ``numpy.asarray(buf)`` is a writeable array over it, filled in
+/// place; ``rt.register_host(buf)`` makes it a node without a copy (delete the arrays over it
+/// first: BufferError otherwise). ``rt.take_host(node)`` hands a result out as a HostBuffer,
+/// without a copy in a ``Runtime(host_memory="pinned")``; arrays over it keep it alive.
+///
+/// Contents: Runtime, Node, HostBuffer, MemhcError, run_correlators, plan_correlators,
 /// reference_correlators, __version__.
 #[pymodule]
 #[pyo3(name = "memhc")]
 fn memhc_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Runtime>()?;
     m.add_class::<Node>()?;
+    m.add_class::<HostBuffer>()?;
     m.add_function(wrap_pyfunction!(run_correlators, m)?)?;
     m.add_function(wrap_pyfunction!(plan_correlators, m)?)?;
     m.add_function(wrap_pyfunction!(reference_correlators, m)?)?;

@@ -5,14 +5,16 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use super::MemhcError;
-use super::args::{count, err, guard, int_in, opt_count, tuples};
+use super::args::{counts, err, guard, opt_count, tuples};
+use super::host::HostBuffer;
 use super::node::{NEXT_RUNTIME, Node};
-use memhc_embed::hadron::{Contraction, MatrixView, SpinMapping, Term, TracePairs};
-use memhc_embed::{Complex64, ObjectId, Options, Session};
+use super::spec::{mapping, options, stats};
+use memhc_embed::hadron::{Contraction, MatrixView, SpinMapping, TracePairs};
+use memhc_embed::{Complex64, ObjectId, Session};
 use numpy::{PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyDict, PyList};
 
 /// A memhc runtime: one device budget on one backend, with its nodes.
 ///
@@ -38,73 +40,23 @@ use pyo3::types::{PyDict, PyList, PyString};
 ///         ``stream`` argument of `contract` and `trace` is below this.
 ///     seed (int): seed of the ``"random"`` policy, 0 to 2**64 - 1 (default 0); runs with the
 ///         same seed evict the same nodes.
+///     host_memory (str): where results land on the host: ``"pageable"`` (default) or
+///         ``"pinned"`` (the backend's page-locked memory: a read-back is one DMA, and
+///         `take_host` hands the result out there without a copy). Buffers from
+///         `alloc_host` are page-locked either way. Not with ``mode="unified"``.
 ///
 /// Raises:
-///     ValueError: an unknown backend, policy or mode; a budget that is not a positive
+///     ValueError: an unknown backend, policy, mode or host memory; a budget that is not a positive
 ///         number of bytes; streams below 1; a negative or non-integer seed.
 ///     MemhcError: the backend cannot open here (the message says why).
 ///
-/// Methods: register, contract, run_vector, trace, read, release, stats, audit; attributes
-/// budget, backend, streams. A runtime is safe to use from several Python threads (calls
+/// Methods: register, alloc_host, register_host, take_host, contract, run_vector, trace,
+/// read, release, stats, audit; attributes budget, backend, streams. A runtime is safe to use from several Python threads (calls
 /// serialise; contractions and reads release the GIL while they run).
 #[pyclass(module = "memhc")]
 pub(super) struct Runtime {
     serial: u64,
     session: Mutex<Session>,
-}
-
-/// A spin mapping: `"meson4x4"`, or a list of `(out, a, b)` terms.
-pub(super) fn mapping(
-    spec: &Bound<'_, PyAny>,
-    out_spins: Option<usize>,
-) -> PyResult<Arc<SpinMapping>> {
-    if let Ok(name) = spec.extract::<String>() {
-        return match name.as_str() {
-            "meson4x4" => Ok(Arc::new(SpinMapping::meson4x4())),
-            other => Err(PyValueError::new_err(format!(
-                "unknown mapping '{other}': give \"meson4x4\" or a list of (out, a, b) terms"
-            ))),
-        };
-    }
-    let terms = tuples::<3>("mapping", "(out, a, b)", spec)?
-        .into_iter()
-        .map(|[o, a, b]| Term::new(o, a, b))
-        .collect();
-    let m = match out_spins {
-        Some(s) => SpinMapping::new(s, terms),
-        None => SpinMapping::from_terms(terms),
-    };
-    m.map(Arc::new).map_err(|e| err(e.into()))
-}
-
-/// Runtime options from the keywords `Runtime` and `run_correlators` share; `budget` is bytes
-/// (an int), a string such as `"8G"`, or `None`.
-pub(super) fn options(
-    backend: &str,
-    budget: Option<&Bound<'_, PyAny>>,
-    policy: &str,
-    mode: &str,
-    streams: Option<&Bound<'_, PyAny>>,
-    seed: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Options> {
-    let mut o = Options::from_names(Some(backend), None, Some(policy), Some(mode)).map_err(err)?;
-    if let Some(b) = budget.filter(|b| !b.is_none()) {
-        o.budget = Some(if b.is_instance_of::<PyString>() {
-            memhc_embed::parse_bytes_usize(&b.extract::<String>()?).map_err(|e| err(e.into()))?
-        } else {
-            count("budget", b, 1).map_err(|_| {
-                PyValueError::new_err(format!(
-                    "budget must be a positive number of bytes (an int, or a string such as \
-                     \"8G\") or None, got {}",
-                    b.repr().map(|r| r.to_string()).unwrap_or_default()
-                ))
-            })?
-        });
-    }
-    // Not given: 4 streams, seed 0.
-    o.streams = streams.map_or(Ok(4), |s| count("streams", s, 1))?;
-    o.seed = seed.map_or(Ok(0), |s| int_in("seed", s, 0, u64::MAX))?;
-    Ok(o)
 }
 
 impl Runtime {
@@ -137,8 +89,9 @@ impl Runtime {
 #[pymethods]
 impl Runtime {
     #[new]
-    #[pyo3(signature = (backend="host", budget=None, policy="lru", mode="optimal", streams=None, seed=None),
-        text_signature = "(backend='host', budget=None, policy='lru', mode='optimal', streams=4, seed=0)")]
+    #[pyo3(signature = (backend="host", budget=None, policy="lru", mode="optimal", streams=None, seed=None, host_memory="pageable"),
+        text_signature = "(backend='host', budget=None, policy='lru', mode='optimal', streams=4, seed=0, host_memory='pageable')")]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         backend: &str,
@@ -147,9 +100,12 @@ impl Runtime {
         mode: &str,
         streams: Option<&Bound<'_, PyAny>>,
         seed: Option<&Bound<'_, PyAny>>,
+        host_memory: &str,
     ) -> PyResult<Self> {
         guard("Runtime()", || {
-            let o = options(backend, budget, policy, mode, streams, seed)?;
+            let o = options(backend, budget, policy, mode, streams, seed)?
+                .with_host_memory(Some(host_memory))
+                .map_err(err)?;
             let session = py.detach(|| Session::open(&o)).map_err(err)?;
             Ok(Runtime {
                 serial: NEXT_RUNTIME.fetch_add(1, Ordering::Relaxed),
@@ -202,6 +158,88 @@ impl Runtime {
             let mut s = self.session()?;
             let id = s.register(spins, dims, data).map_err(err)?;
             self.node(&s, id)
+        })
+    }
+
+    /// alloc_host(shape) -> HostBuffer
+    ///
+    /// The backend's host memory for a node of ``shape`` (page-locked on a GPU), to fill in
+    /// place through ``numpy.asarray(buf)`` and register without a copy (`register_host`).
+    /// What it holds before it is written is unspecified.
+    ///
+    /// Args:
+    ///     shape (tuple[int, ...]): ``(spins, d0, d1, ...)``, as `register` takes arrays.
+    ///
+    /// Raises:
+    ///     ValueError: a shape of fewer than 2 or more than 9 entries, a zero or negative
+    ///         entry, a size beyond the address space (checked before memory is taken).
+    ///     MemhcError: more than the host's memory, or the backend could not allocate.
+    fn alloc_host(&self, shape: Vec<Bound<'_, PyAny>>) -> PyResult<HostBuffer> {
+        guard("Runtime.alloc_host", || {
+            let shape = counts("shape", &shape)?;
+            let Some((&spins, dims)) = shape.split_first() else {
+                return Err(PyValueError::new_err(
+                    "shape must be (spins, d0, ...), got ()",
+                ));
+            };
+            let buffer = self.session()?.alloc_host(spins, dims).map_err(err)?;
+            Ok(HostBuffer::new(self.serial, buffer))
+        })
+    }
+
+    /// register_host(buffer) -> Node
+    ///
+    /// Registers a host buffer of this runtime (from `alloc_host` or `take_host`) as a node,
+    /// without a copy: its memory becomes the node's and the buffer is empty.
+    ///
+    /// Args:
+    ///     buffer (HostBuffer): the buffer; no numpy array over it may be alive.
+    ///
+    /// Raises:
+    ///     BufferError: a numpy array over the buffer is still alive (delete it first), or
+    ///         the buffer was registered already.
+    ///     ValueError: a buffer of another runtime.
+    fn register_host(&self, buffer: &HostBuffer) -> PyResult<Node> {
+        guard("Runtime.register_host", || {
+            if buffer.runtime != self.serial {
+                return Err(PyValueError::new_err(
+                    "the host buffer is another runtime's",
+                ));
+            }
+            buffer.check_unregistered()?;
+            let mut s = self.session()?;
+            let memory = buffer.take()?;
+            if let Err(e) = s.check_host(&memory) {
+                buffer.put_back(memory)?;
+                return Err(err(e));
+            }
+            let id = s.register_host(memory).map_err(err)?;
+            self.node(&s, id)
+        })
+    }
+
+    /// take_host(node) -> HostBuffer
+    ///
+    /// Hands a node's values out as a HostBuffer and releases the node (read back first if
+    /// needed). With ``host_memory="pinned"`` it is the page-locked memory the read-back
+    /// landed in, without a copy; arrays over it keep it alive after the runtime is gone.
+    ///
+    /// Args:
+    ///     node (Node): the node, of this runtime; released by the call.
+    ///
+    /// Raises:
+    ///     ValueError: a node of another runtime.
+    ///     MemhcError: a released node, or one without values (the node is then kept).
+    fn take_host(&self, py: Python<'_>, node: &Node) -> PyResult<HostBuffer> {
+        guard("Runtime.take_host", || {
+            let id = self.id(node)?;
+            let mut s = self.session()?;
+            let buffer = {
+                let session: &mut Session = &mut s;
+                py.detach(|| session.take_host(id))
+            }
+            .map_err(err)?;
+            Ok(HostBuffer::new(self.serial, buffer))
         })
     }
 
@@ -477,31 +515,7 @@ impl Runtime {
     /// Returns:
     ///     dict[str, int | float]: a new dict; later work does not change it.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        guard("Runtime.stats", || {
-            let s = self.session()?;
-            let d = PyDict::new(py);
-            // Every field of memhc's Stats, by name, as serde sees it.
-            let value = serde_json::to_value(s.stats())
-                .map_err(|e| MemhcError::new_err(format!("statistics could not be listed: {e}")))?;
-            let serde_json::Value::Object(fields) = value else {
-                return Err(MemhcError::new_err("statistics are not a record"));
-            };
-            for (k, v) in fields {
-                if let Some(n) = v.as_u64() {
-                    d.set_item(k, n)?;
-                } else if let Some(x) = v.as_f64() {
-                    d.set_item(k, x)?;
-                } else {
-                    return Err(MemhcError::new_err(format!(
-                        "statistic {k} is not a number"
-                    )));
-                }
-            }
-            d.set_item("objects", s.object_count())?;
-            d.set_item("budget_bytes", s.budget())?;
-            d.set_item("streams", s.streams())?;
-            Ok(d)
-        })
+        guard("Runtime.stats", || stats(py, &*self.session()?))
     }
 
     /// audit() -> None

@@ -1,0 +1,164 @@
+//! `memhc run --host-memory pageable|pinned`: node data loaded straight into the backend's
+//! page-locked memory gives the correlators the dense reference gives (`--verify`), the same
+//! values as pageable memory, on the host backend and on the modelled H100 (no data: it runs
+//! and records); a bad value is one line on stderr and exit code 2.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn memhc() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_memhc"))
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("memhc-host-memory-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A preset workload, small.
+fn preset(d: &Path) -> PathBuf {
+    let file = d.join("a1.json");
+    let out = memhc()
+        .args(["gen", "a1_rhopi", "--tensor-size", "3", "-o"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    file
+}
+
+fn run(file: &Path, args: &[&str], json: &Path) -> (Output, serde_json::Value) {
+    let out = memhc()
+        .arg("run")
+        .arg(file)
+        .args(args)
+        .arg("--json")
+        .arg(json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let records = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    (out, records)
+}
+
+#[test]
+fn pinned_node_data_verifies_and_gives_the_pageable_values() {
+    let d = dir("host");
+    let file = preset(&d);
+    let (pinned_csv, pageable_csv) = (d.join("pinned.csv"), d.join("pageable.csv"));
+    let common = [
+        "--verify",
+        "--policy",
+        "lru,belady",
+        "--mode",
+        "naive,optimal",
+    ];
+    let mut args: Vec<&str> = common.to_vec();
+    args.extend([
+        "--host-memory",
+        "pinned",
+        "--out",
+        pinned_csv.to_str().unwrap(),
+    ]);
+    let (out, records) = run(&file, &args, &d.join("pinned.json"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("verified against the dense reference"));
+    let records = records.as_array().unwrap();
+    assert_eq!(records.len(), 4);
+    for r in records {
+        assert_eq!(r["host_memory"], "pinned", "{r}");
+        assert!(r["stats"]["h2d_bytes"].as_u64().unwrap() > 0, "{r}");
+    }
+    // Oversubscribed too: a budget below the plan's peak, still verified.
+    let (_, small) = run(
+        &file,
+        &[
+            "--verify",
+            "--host-memory",
+            "pinned",
+            "--budget",
+            "40K",
+            "--policy",
+            "belady",
+        ],
+        &d.join("small.json"),
+    );
+    assert!(
+        small[0]["stats"]["evictions"].as_u64().unwrap() > 0,
+        "{small}"
+    );
+    // The default is pageable, and the values are the same, digit for digit.
+    let mut args: Vec<&str> = common.to_vec();
+    args.extend(["--out", pageable_csv.to_str().unwrap()]);
+    let (_, records) = run(&file, &args, &d.join("pageable.json"));
+    assert_eq!(records[0]["host_memory"], "pageable");
+    let (a, b) = (
+        std::fs::read_to_string(&pinned_csv).unwrap(),
+        std::fs::read_to_string(&pageable_csv).unwrap(),
+    );
+    assert!(a.lines().count() > 1);
+    assert_eq!(a, b);
+}
+
+#[test]
+fn the_model_runs_with_pinned_memory_and_records() {
+    let d = dir("model");
+    let file = preset(&d);
+    let (out, records) = run(
+        &file,
+        &[
+            "--backend",
+            "model",
+            "--host-memory",
+            "pinned",
+            "--policy",
+            "lru",
+        ],
+        &d.join("model.json"),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("model: makespan"), "{stderr}");
+    assert_eq!(records[0]["host_memory"], "pinned", "{records}");
+    assert!(records[0]["stats"]["gemm_calls"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn a_bad_host_memory_is_one_line_and_exit_code_2() {
+    let d = dir("bad");
+    let file = preset(&d);
+    for (args, needle) in [
+        (
+            vec!["--host-memory", "locked"],
+            "--host-memory: unknown host memory 'locked'",
+        ),
+        (
+            vec!["--host-memory", ""],
+            "--host-memory: unknown host memory",
+        ),
+        (
+            vec!["--host-memory", "pinned", "--mode", "unified"],
+            "--host-memory pinned does not apply to --mode unified",
+        ),
+    ] {
+        let out = memhc().arg("run").arg(&file).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(needle), "{err}");
+        assert!(
+            out.stdout.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+}
