@@ -144,6 +144,8 @@ api! {
         fn hipFree(ptr: *mut c_void) -> HipError;
         fn hipHostMalloc(ptr: *mut *mut c_void, size: usize, flags: c_uint) -> HipError;
         fn hipHostFree(ptr: *mut c_void) -> HipError;
+        fn hipHostRegister(ptr: *mut c_void, size: usize, flags: c_uint) -> HipError;
+        fn hipHostUnregister(ptr: *mut c_void) -> HipError;
         fn hipMemcpyAsync(
             dst: *mut c_void,
             src: *const c_void,
