@@ -27,8 +27,8 @@
 //!   faults taken inside them (counted in the next column).
 //! * **Page faults**: minor faults of the process over the window (`/proc/self/stat`), less
 //!   those inside the fake device's work and its pinning, times a per-fault cost measured
-//!   in the same round: first touch of a fresh 64 MiB vector less a second touch, over its
-//!   faults.
+//!   before the runs: first touch of a fresh 64 MiB vector less a second touch, over its
+//!   faults (the median of five trials; each printed as a `calibration` line).
 //! * **Pinning**: thread CPU time of the fake device making page-locked buffers (a GPU's
 //!   `cuMemHostAlloc`; the fake fills a vector instead: not representative, shown apart).
 //! * **Meter**: the meters' own reads (`/proc/thread-self/stat` and the thread clock, twice per
@@ -271,20 +271,56 @@ fn measured(
     Ok((contractions, m))
 }
 
-/// Per-fault cost (seconds) in this round: first touch of a fresh 64 MiB vector less a second
-/// touch, over the faults the first took (thread CPU time and thread faults).
+/// One run's host CPU per contraction, split (µs), as `scripts/host-cost-table.py` computes it
+/// from the raw line.
+struct Split {
+    contractions: f64,
+    host: f64,
+    bookkeeping: f64,
+    copies: f64,
+    faults: f64,
+    bytes_ratio: f64,
+}
+
+impl Split {
+    fn of(m: &Measured, contractions: usize, fault_s: f64, meter_s: f64) -> Split {
+        let c = contractions as f64;
+        let device = m.device_work.cpu_ns as f64 * 1e-9;
+        let calls = m.host_copy.calls + m.device_work.calls + m.pinning.calls;
+        let host = m.cpu_s - device - calls as f64 * meter_s;
+        let host_faults = m.faults as f64 - (m.device_work.faults + m.pinning.faults) as f64;
+        let faults = host_faults * fault_s;
+        let copies = m.host_copy.cpu_ns as f64 * 1e-9 - m.host_copy.faults as f64 * fault_s;
+        let pinning = m.pinning.cpu_ns as f64 * 1e-9;
+        let us = 1e6 / c;
+        Split {
+            contractions: c,
+            host: host * us,
+            bookkeeping: (host - copies - faults - pinning) * us,
+            copies: copies * us,
+            faults: faults * us,
+            bytes_ratio: m.copies.host_per_device_byte(),
+        }
+    }
+}
+
+/// Per-fault cost (seconds): first touch of a fresh 64 MiB vector less a second touch, over
+/// the faults the first took (thread CPU time and thread faults). Run before anything else:
+/// later, the allocator may hand out memory already touched (no faults to measure).
 fn fault_cost() -> (f64, u64) {
     const BYTES: usize = 64 << 20;
-    let mut v = vec![0u8; BYTES];
+    let mut v: Vec<u8> = std::hint::black_box(Vec::with_capacity(BYTES));
     let f0 = meter::thread_minor_faults().unwrap_or(0);
     let t0 = cpu_time::ThreadTime::now();
-    v.fill(1);
+    v.resize(BYTES, 1);
+    std::hint::black_box(&mut v);
     let first = t0.elapsed().as_secs_f64();
     let faults = meter::thread_minor_faults().unwrap_or(0) - f0;
     let t1 = cpu_time::ThreadTime::now();
     v.fill(2);
+    std::hint::black_box(&mut v);
     let second = t1.elapsed().as_secs_f64();
-    std::hint::black_box(&v);
+    println!("calibration faults={faults} first_touch_s={first:.6e} second_touch_s={second:.6e}");
     ((first - second).max(0.0) / faults.max(1) as f64, faults)
 }
 
@@ -307,10 +343,15 @@ fn main() -> Result<(), Error> {
     };
     let points = [Point { n: 128, vectors: 8 }, Point { n: 384, vectors: 2 }];
     let started = Instant::now();
+    // The per-fault cost: the median of five trials, before the runs (see `fault_cost`).
+    let mut trials: Vec<f64> = (0..5).map(|_| fault_cost().0).collect();
+    trials.sort_by(f64::total_cmp);
+    let fault_s = trials[2];
     println!(
         "host_cost: fake device (data-carrying, GEMMs not computed), {rounds} rounds, vector size 16, repeat 0.5, seed 1, 4 streams, LRU, budget = no-eviction peak; CPU = process user+sys over the queue"
     );
     let mut prepared = Vec::new();
+    let mut models: Vec<(usize, &str, f64)> = Vec::new();
     for p in &points {
         let params = SynthParams {
             tensor_size: p.n,
@@ -325,6 +366,7 @@ fn main() -> Result<(), Error> {
         let budget = peak_without_eviction(&w, &a)?;
         for (name, pinned) in SCHEDULES {
             let (makespan, floor) = modelled(&w, &a, budget, pinned)?;
+            models.push((p.n, name, makespan));
             println!(
                 "model N={} vectors={} schedule={name} nodes={} budget_bytes={budget} makespan_s={makespan:.6e} floor_s={floor:.6e}",
                 p.n,
@@ -337,8 +379,8 @@ fn main() -> Result<(), Error> {
     println!(
         "raw round N schedule contractions wall_s cpu_s faults fault_cost_s meter_cost_s copy_calls copy_bytes copy_cpu_s copy_faults device_calls device_cpu_s device_faults pin_calls pin_cpu_s pin_faults staged_h2d staged_d2h direct_h2d direct_d2h"
     );
+    let mut summary: Vec<((usize, &str), Vec<Split>)> = Vec::new();
     for round in 0..rounds {
-        let (fault_s, _) = fault_cost();
         let meter_s = meter_cost();
         for (p, w, a, budget) in &prepared {
             let mut order = SCHEDULES;
@@ -347,6 +389,11 @@ fn main() -> Result<(), Error> {
             }
             for (name, pinned) in order {
                 let (contractions, m) = measured(w, a, *budget, pinned)?;
+                let split = Split::of(&m, contractions, fault_s, meter_s);
+                match summary.iter_mut().find(|(k, _)| *k == (p.n, name)) {
+                    Some((_, rows)) => rows.push(split),
+                    None => summary.push(((p.n, name), vec![split])),
+                }
                 let c = &m.copies;
                 println!(
                     "raw {round} {} {name} {contractions} {:.6e} {:.6e} {} {fault_s:.6e} {meter_s:.6e} {} {} {:.6e} {} {} {:.6e} {} {} {:.6e} {} {} {} {} {}",
@@ -371,6 +418,48 @@ fn main() -> Result<(), Error> {
                 );
             }
         }
+    }
+    println!(
+        "summary: median (min-max) over {rounds} rounds, µs of host CPU per contraction; the fake device's own work and the meters left out (see the bench's documentation)"
+    );
+    println!(
+        "{:>4} {:>9} {:>24} {:>24} {:>24} {:>24} {:>9} {:>12} {:>11}",
+        "N",
+        "schedule",
+        "host",
+        "bookkeeping",
+        "CPU copies",
+        "page faults",
+        "cpu B/B",
+        "model µs",
+        "host/model"
+    );
+    for ((n, name), rows) in &summary {
+        let col = |f: &dyn Fn(&Split) -> f64| {
+            let mut v: Vec<f64> = rows.iter().map(f).collect();
+            v.sort_by(f64::total_cmp);
+            let median = if v.len() % 2 == 1 {
+                v[v.len() / 2]
+            } else {
+                (v[v.len() / 2 - 1] + v[v.len() / 2]) / 2.0
+            };
+            (median, v[0], v[v.len() - 1])
+        };
+        let show = |(m, lo, hi): (f64, f64, f64)| format!("{m:.1} ({lo:.1}-{hi:.1})");
+        let host = col(&|s| s.host);
+        let model = models
+            .iter()
+            .find(|(mn, mname, _)| mn == n && mname == name)
+            .map_or(f64::NAN, |m| m.2 * 1e6 / rows[0].contractions);
+        println!(
+            "{n:>4} {name:>9} {:>24} {:>24} {:>24} {:>24} {:>9.4} {model:>12.1} {:>11.3}",
+            show(host),
+            show(col(&|s| s.bookkeeping)),
+            show(col(&|s| s.copies)),
+            show(col(&|s| s.faults)),
+            col(&|s| s.bytes_ratio).0,
+            host.0 / model,
+        );
     }
     println!("({:.1} s)", started.elapsed().as_secs_f64());
     Ok(())

@@ -110,7 +110,7 @@ pub struct Stats {
     /// ([`PinnedAllocation::write`] and [`PinnedAllocation::read`]: staging).
     pub host_copy: Meter,
     /// With [`FakeConfig::meter`]: the fake device's own work, which a GPU does without the
-    /// host: running queued copies and GEMMs, and filling new device memory.
+    /// host: running queued copies and GEMMs, filling new device memory and freeing it.
     pub device_work: Meter,
     /// With [`FakeConfig::meter`]: making page-locked buffers ([`DeviceApi::host_alloc`]:
     /// pinning, on a GPU) and registering caller memory.
@@ -235,10 +235,16 @@ impl DeviceAllocation for FakeMemory {
 
 impl Drop for FakeMemory {
     fn drop(&mut self) {
+        let start = self.device.config.meter.then(meter::now);
         let mut s = self.device.state();
-        s.allocs.remove(&self.address);
+        // Freed here (a GPU frees device memory without the host touching it): metered as
+        // the device's own work.
+        drop(s.allocs.remove(&self.address));
         s.managed.remove(&self.address);
         s.used -= self.bytes;
+        if let Some(start) = start {
+            s.stats.device_work.add(start, 0);
+        }
     }
 }
 

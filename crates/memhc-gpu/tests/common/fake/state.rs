@@ -268,7 +268,9 @@ impl State {
                 Work::H2d { len, .. } | Work::D2h { len, .. } => *len,
                 _ => 0,
             };
-            let start = self.meter.then(super::meter::now);
+            // A wait runs the other stream's work, metered there: not metered twice.
+            let metered = self.meter && !matches!(work, Work::Wait { .. });
+            let start = metered.then(super::meter::now);
             self.execute(work);
             if let Some(start) = start {
                 self.stats.device_work.add(start, bytes);
