@@ -39,6 +39,12 @@
 //!
 //! Bytes: the GPU backend's own counters ([`memhc_gpu::CopyStats`]).
 //!
+//! Before the rounds, `register` lines give the modelled time of 1 to 12 uploads of an 8 MiB
+//! and a 36 MiB pageable buffer, staged every time (through a warm staging pool) or registered
+//! once
+//! (`GpuBackend::register_pageable`) and copied in one DMA each, and whether the default
+//! [`memhc_gpu::RegisterRule`] registers it: the rule checked against the model.
+//!
 //! Each round runs every point pageable then pinned, or pinned then pageable (alternating by
 //! round); `MEMHC_HOST_COST_ROUNDS` (default 6) rounds. Every run prints one `raw` line; the
 //! summary (median, min, max over rounds) follows. The modelled device time is one
@@ -271,6 +277,40 @@ fn measured(
     Ok((contractions, m))
 }
 
+/// The modelled time (seconds) of `copies` uploads of a pageable buffer of `bytes`: staged
+/// each time (through a staging pool already warm), or registered once
+/// (`GpuBackend::register_pageable`) and copied in one DMA each.
+fn modelled_uploads(bytes: usize, copies: usize, register: bool) -> Result<f64, Error> {
+    let (b, clock) = model_backend(ModelParams::from_env()?, 1 << 30)?;
+    let stream = b.create_stream()?;
+    let device = b.alloc(bytes)?;
+    // Staging in its steady state: the stream's pool already holds the buffers these copies
+    // use (pinning them is a one-off of the backend, not of this buffer).
+    let warm = vec![0u8; bytes];
+    for _ in 0..copies {
+        b.copy_h2d(&stream, &warm, &device, 0)?;
+    }
+    b.synchronize()?;
+    let start = clock.report().makespan_s;
+    if register {
+        let host = b
+            .register_pageable(vec![0u64; bytes / 8])
+            .map_err(|e| e.error.to_string())?;
+        for _ in 0..copies {
+            b.copy_h2d_async(&stream, &host, 0, &device, 0, bytes)?;
+        }
+        b.synchronize()?;
+        b.release_pageable(host)?;
+    } else {
+        let memory = vec![0u8; bytes];
+        for _ in 0..copies {
+            b.copy_h2d(&stream, &memory, &device, 0)?;
+        }
+    }
+    b.synchronize()?;
+    Ok(clock.report().makespan_s - start)
+}
+
 /// One run's host CPU per contraction, split (µs), as `scripts/host-cost-table.py` computes it
 /// from the raw line.
 struct Split {
@@ -379,6 +419,18 @@ fn main() -> Result<(), Error> {
     println!(
         "raw round N schedule contractions wall_s cpu_s faults fault_cost_s meter_cost_s copy_calls copy_bytes copy_cpu_s copy_faults device_calls device_cpu_s device_faults pin_calls pin_cpu_s pin_faults staged_h2d staged_d2h direct_h2d direct_d2h"
     );
+    // Registration against staging on the modelled H100, and what the rule decides.
+    let rule = GpuOptions::default().register;
+    for bytes in [8 << 20, 36 << 20] {
+        for copies in 1..=12 {
+            println!(
+                "register bytes={bytes} copies={copies} staged_s={:.6e} registered_s={:.6e} rule_registers={}",
+                modelled_uploads(bytes, copies, false)?,
+                modelled_uploads(bytes, copies, true)?,
+                rule.registers(bytes, copies),
+            );
+        }
+    }
     let mut summary: Vec<((usize, &str), Vec<Split>)> = Vec::new();
     for round in 0..rounds {
         let meter_s = meter_cost();

@@ -46,16 +46,17 @@ impl Default for StagingLimits {
 ///
 /// The defaults come from the modelled H100 ([`ModelParams::h100`](crate::model::ModelParams::h100)):
 /// registering costs the host about `bytes / register_rate` once (3 GB/s, the rate measured
-/// for page-locking new memory on the H100 host), staging about `bytes / staging_write_rate`
-/// per copy (16.8 GB/s, split over threads), so registration pays from
-/// `ceil(16.8 / 3.0) = 6` copies on ([`ModelParams::register_break_even`](crate::model::ModelParams::register_break_even)).
+/// for page-locking new memory on the H100 host), after which a copy is one DMA (55 GB/s);
+/// a staged copy takes its staging, `bytes / staging_write_rate` (16.8 GB/s, split over
+/// threads; its DMAs overlap it). Registration pays once the copies' savings exceed it: from
+/// the ninth copy on ([`ModelParams::register_break_even`](crate::model::ModelParams::register_break_even)).
 /// Below one staging chunk (8 MiB) the driver calls' fixed costs weigh more and the copies are
 /// single-threaded; such buffers are staged. Modelled only: not measured on a GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RegisterRule {
     /// The smallest buffer registered, bytes; default 8 MiB.
     pub min_bytes: usize,
-    /// The fewest expected copies for which a buffer is registered; default 6. `usize::MAX`
+    /// The fewest expected copies for which a buffer is registered; default 9. `usize::MAX`
     /// never registers.
     pub min_copies: usize,
 }
@@ -64,7 +65,7 @@ impl Default for RegisterRule {
     fn default() -> Self {
         RegisterRule {
             min_bytes: 8 << 20,
-            min_copies: 6,
+            min_copies: 9,
         }
     }
 }
