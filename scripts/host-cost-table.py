@@ -28,13 +28,16 @@ FIELDS = (
 
 
 def parse(path):
-    models, runs = {}, []
+    models, runs, registers, calibration = {}, [], [], []
     with open(path) as f:
         for line in f:
             words = line.split()
             if not words:
                 continue
-            if words[0] == "model":
+            if words[0] in ("register", "calibration"):
+                kv = dict(w.split("=", 1) for w in words[1:])
+                (registers if words[0] == "register" else calibration).append(kv)
+            elif words[0] == "model":
                 kv = dict(w.split("=", 1) for w in words[1:])
                 models[(int(kv["N"]), kv["schedule"])] = {
                     "makespan_s": float(kv["makespan_s"]),
@@ -50,7 +53,7 @@ def parse(path):
                 }
                 run["N"] = int(run["N"])
                 runs.append(run)
-    return models, runs
+    return models, runs, registers, calibration
 
 
 def split(run):
@@ -95,7 +98,7 @@ def fmt(values, digits=1):
 
 
 def main():
-    models, runs = parse(sys.argv[1])
+    models, runs, registers, calibration = parse(sys.argv[1])
     groups = defaultdict(list)
     for r in runs:
         groups[(r["N"], r["schedule"])].append(split(r))
@@ -135,6 +138,23 @@ def main():
         print(f"| {n} | {sched} | {col('device')} | {col('meter')} | {col('cpu')} | "
               f"{col('wall')} | {col('fault_cost_us', 3)} |")
     print()
+    costs = [
+        (float(c["first_touch_s"]) - float(c["second_touch_s"])) / int(c["faults"]) * 1e6
+        for c in calibration
+    ]
+    if costs:
+        print(f"per-fault cost: median {statistics.median(costs):.3f} µs of {len(costs)} "
+              f"trials ({min(costs):.3f}-{max(costs):.3f}), "
+              f"{int(calibration[0]['faults'])} faults per 64 MiB trial\n")
+    if registers:
+        print("| buffer MiB | copies | staged ms | registered ms | registered / staged "
+              "| rule registers |")
+        print("|---|---|---|---|---|---|")
+        for r in registers:
+            st, rg = float(r["staged_s"]), float(r["registered_s"])
+            print(f"| {int(r['bytes']) / 2**20:.0f} | {r['copies']} | {st * 1e3:.3f} | "
+                  f"{rg * 1e3:.3f} | {rg / st:.3f} | {r['rule_registers']} |")
+        print()
     for (n, sched), model in sorted(models.items()):
         print(f"model N={n} {sched}: {model['vectors']} vectors, {model['nodes']} initial nodes, "
               f"budget {model['budget'] / 2**20:.0f} MiB")

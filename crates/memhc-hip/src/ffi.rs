@@ -543,7 +543,7 @@ mod tests {
 
     #[test]
     fn tables_list_every_symbol_once() {
-        assert_eq!(HipApi::SYMBOLS.len(), 24);
+        assert_eq!(HipApi::SYMBOLS.len(), 26);
         assert_eq!(BlasApi::SYMBOLS.len(), 9);
         let mut all: Vec<&str> = HipApi::SYMBOLS
             .iter()
@@ -552,6 +552,6 @@ mod tests {
             .collect();
         all.sort_unstable();
         all.dedup();
-        assert_eq!(all.len(), 33);
+        assert_eq!(all.len(), 35);
     }
 }
