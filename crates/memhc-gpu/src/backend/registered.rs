@@ -65,10 +65,8 @@ impl<D: DeviceApi> GpuBackend<D> {
                 error: BackendError::invalid(BackendOp::Alloc, "registering zero bytes"),
             }));
         }
-        let bytes = memory.len() * std::mem::size_of::<u64>();
         let pinned = self.api.host_register(memory)?;
-        debug_assert_eq!(pinned.bytes(), bytes);
-        self.copies.registered(bytes);
+        self.copies.registered(pinned.bytes());
         Ok(GpuHostBuffer::registered(pinned, &self.copies))
     }
 
