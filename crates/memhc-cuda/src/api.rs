@@ -9,7 +9,9 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUdevice_attribute;
 use memhc_backend::{BackendError, BackendOp};
 use memhc_backend::{Location, MemInfo};
-use memhc_gpu::{BatchedGemm, DeviceAllocation, DeviceApi, Geam, StridedGemm, library_path};
+use memhc_gpu::{
+    BatchedGemm, DeviceAllocation, DeviceApi, Geam, StridedGemm, Unregistered, library_path,
+};
 
 use crate::blas::{CublasHandle, int, long};
 use crate::context::Context;
@@ -145,6 +147,16 @@ impl DeviceApi for Cuda {
 
     fn host_alloc(&self, bytes: usize) -> Result<CudaPinned, BackendError> {
         CudaPinned::alloc(&self.ctx, bytes)
+    }
+
+    /// `cuMemHostRegister` (no flags) on the vector's elements, in place.
+    fn host_register(&self, memory: Vec<u64>) -> Result<CudaPinned, Box<Unregistered>> {
+        CudaPinned::register(&self.ctx, memory)
+    }
+
+    /// `cuMemHostUnregister`; the vector back.
+    fn host_unregister(&self, pinned: CudaPinned) -> Result<Vec<u64>, BackendError> {
+        pinned.unregister()
     }
 
     fn stream_create(&self) -> Result<CudaStreamHandle, BackendError> {

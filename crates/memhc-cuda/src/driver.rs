@@ -168,6 +168,30 @@ pub unsafe fn host_free(ptr: *mut u8) -> Result<(), BackendError> {
     unsafe { result::free_host(ptr.cast()) }.map_err(|e| fail("cuMemFreeHost", e))
 }
 
+/// `cuMemHostRegister` with no flags: page-locks `bytes` of the caller's memory from `ptr` in
+/// place, for the current context.
+///
+/// # Safety
+/// `ptr` is valid for `bytes` and stays allocated until [`host_unregister`] (the caller owns it
+/// and does not free it before).
+pub unsafe fn host_register(ptr: *mut u8, bytes: usize) -> Result<(), BackendError> {
+    // SAFETY: the caller's contract.
+    check("cuMemHostRegister", unsafe {
+        sys::cuMemHostRegister_v2(ptr.cast(), bytes, 0)
+    })
+}
+
+/// `cuMemHostUnregister`.
+///
+/// # Safety
+/// `ptr` was registered by [`host_register`] and not unregistered since; no queued copy uses it.
+pub unsafe fn host_unregister(ptr: *mut u8) -> Result<(), BackendError> {
+    // SAFETY: the caller's contract.
+    check("cuMemHostUnregister", unsafe {
+        sys::cuMemHostUnregister(ptr.cast())
+    })
+}
+
 /// Enqueues a copy of `bytes` from host `src` to device `dst`.
 ///
 /// # Safety

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use cudarc::driver::sys::{CUevent, CUstream};
 use memhc_backend::{BackendError, BackendOp};
 use memhc_backend::{check_range, not_managed};
-use memhc_gpu::{DeviceAllocation, PinnedAllocation};
+use memhc_gpu::{DeviceAllocation, PinnedAllocation, Unregistered};
 
 use crate::context::Context;
 use crate::driver::{self, DevicePtr};
@@ -140,7 +140,8 @@ impl Drop for CudaMemory {
     }
 }
 
-/// Page-locked host memory (`cuMemHostAlloc`, cached: not write-combined), freed on drop. Its
+/// Page-locked host memory (`cuMemHostAlloc`, cached: not write-combined), freed on drop; or
+/// the caller's memory registered in place (`cuMemHostRegister`), unregistered on drop. Its
 /// bytes are only touched through raw copies, never through a Rust reference, so a copy the
 /// device makes into or out of it never aliases a borrow.
 #[derive(Debug)]
@@ -148,6 +149,19 @@ pub struct CudaPinned {
     ptr: *mut u8,
     bytes: usize,
     ctx: Arc<Context>,
+    kind: PinnedKind,
+}
+
+/// Where a [`CudaPinned`]'s memory came from, which says how it is given back.
+#[derive(Debug)]
+enum PinnedKind {
+    /// `cuMemHostAlloc`: freed with `cuMemFreeHost`.
+    Allocated,
+    /// The caller's vector, registered: unregistered, then dropped. Not touched through the
+    /// vector while registered (moving a vector does not move its elements).
+    Registered(Vec<u64>),
+    /// Unregistered and handed back: nothing to release.
+    Released,
 }
 
 // SAFETY: the buffer is plain host memory owned by this value; the raw pointer is shared with
@@ -168,7 +182,68 @@ impl CudaPinned {
             ptr,
             bytes,
             ctx: Arc::clone(ctx),
+            kind: PinnedKind::Allocated,
         })
+    }
+
+    /// Page-locks the caller's `memory` in place; a failure hands it back.
+    pub(crate) fn register(
+        ctx: &Arc<Context>,
+        mut memory: Vec<u64>,
+    ) -> Result<Self, Box<Unregistered>> {
+        let bytes = std::mem::size_of_val(memory.as_slice());
+        let refused = |memory, error| Err(Box::new(Unregistered { memory, error }));
+        if bytes == 0 {
+            return refused(
+                memory,
+                BackendError::invalid(BackendOp::Alloc, "zero bytes"),
+            );
+        }
+        if let Err(e) = ctx.bind() {
+            return refused(memory, e);
+        }
+        let ptr = memory.as_mut_ptr().cast::<u8>();
+        // SAFETY: `ptr` is valid for `bytes` (the vector's elements); the vector is kept in the
+        // value, unread and unwritten through Rust references, and neither freed nor grown
+        // until the memory is unregistered (`unregister`, `drop`).
+        match unsafe { driver::host_register(ptr, bytes) } {
+            Ok(()) => Ok(CudaPinned {
+                ptr,
+                bytes,
+                ctx: Arc::clone(ctx),
+                kind: PinnedKind::Registered(memory),
+            }),
+            Err(e) => refused(memory, e),
+        }
+    }
+
+    /// Unregisters registered memory and gives the vector back. Allocated memory is refused
+    /// (and freed on drop); if the driver refuses, the vector is leaked rather than freed
+    /// while it may still hold the pages.
+    pub(crate) fn unregister(mut self) -> Result<Vec<u64>, BackendError> {
+        let memory = match std::mem::replace(&mut self.kind, PinnedKind::Released) {
+            PinnedKind::Registered(memory) => memory,
+            other => {
+                self.kind = other;
+                return Err(BackendError::invalid(
+                    BackendOp::Alloc,
+                    "unregistering page-locked memory that was allocated, not registered",
+                ));
+            }
+        };
+        if let Err(e) = self.ctx.bind() {
+            self.kind = PinnedKind::Registered(memory);
+            return Err(e);
+        }
+        // SAFETY: `ptr` was registered and is unregistered once (the kind is now `Released`);
+        // the backend unregisters only once no queued copy uses the memory.
+        match unsafe { driver::host_unregister(self.ptr) } {
+            Ok(()) => Ok(memory),
+            Err(e) => {
+                std::mem::forget(memory);
+                Err(e)
+            }
+        }
     }
 
     /// The host address of byte `offset`, once `[offset, offset + len)` is checked to lie
@@ -240,10 +315,23 @@ impl PinnedAllocation for CudaPinned {
 
 impl Drop for CudaPinned {
     fn drop(&mut self) {
-        if self.ctx.bind().is_ok() {
-            // SAFETY: `ptr` came from `cuMemHostAlloc` and is freed once; the backend drops a
-            // buffer only once no copy uses it (and `cuMemFreeHost` synchronises anyway).
-            let _ = unsafe { driver::host_free(self.ptr) };
+        let bound = self.ctx.bind().is_ok();
+        match std::mem::replace(&mut self.kind, PinnedKind::Released) {
+            PinnedKind::Allocated if bound => {
+                // SAFETY: `ptr` came from `cuMemHostAlloc` and is freed once; the backend drops
+                // a buffer only once no copy uses it (and `cuMemFreeHost` synchronises anyway).
+                let _ = unsafe { driver::host_free(self.ptr) };
+            }
+            PinnedKind::Registered(memory) => {
+                // SAFETY: `ptr` was registered and is unregistered once; no copy uses it (as
+                // above).
+                let unregistered = bound && unsafe { driver::host_unregister(self.ptr) }.is_ok();
+                if !unregistered {
+                    // The driver may still hold the pages: leak rather than free them.
+                    std::mem::forget(memory);
+                }
+            }
+            PinnedKind::Allocated | PinnedKind::Released => {}
         }
     }
 }

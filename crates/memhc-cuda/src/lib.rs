@@ -38,8 +38,9 @@
 //!   ([`CudaBackend::with_budget`], [`GpuOptions`]) for oversubscription experiments on a large
 //!   card. [`Backend::mem_info`](memhc_backend::Backend::mem_info) reports that budget.
 //! * **Transfers**: `cuMemHostAlloc` page-locked memory (cached, not write-combined) for
-//!   staging and for the destination of asynchronous copies back; `cuMemcpyHtoDAsync` and
-//!   `cuMemcpyDtoHAsync`.
+//!   staging and for the destination of asynchronous copies back; `cuMemHostRegister` for a
+//!   caller's pageable buffer registered in place (`GpuBackend::adopt_pageable`; not yet run on
+//!   a GPU); `cuMemcpyHtoDAsync` and `cuMemcpyDtoHAsync`.
 //! * **Streams and events**: non-blocking streams; events without timing; every dependency
 //!   the runtime asks for is a `cuStreamWaitEvent`.
 //! * **GEMM**: `cublasZgemmBatched` for pointer-array batches (any spin mapping),

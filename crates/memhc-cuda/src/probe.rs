@@ -53,6 +53,8 @@ const DRIVER_SYMBOLS: &[&str] = &[
     "cuMemFree_v2",
     "cuMemHostAlloc",
     "cuMemFreeHost",
+    "cuMemHostRegister_v2",
+    "cuMemHostUnregister",
     "cuMemcpyHtoDAsync_v2",
     "cuMemcpyDtoHAsync_v2",
     "cuMemAdvise_v2",

@@ -110,6 +110,38 @@ pub trait DeviceApi: Send + Sync + fmt::Debug + Sized + 'static {
     /// Allocates `bytes` (> 0) of page-locked host memory, cached (not write-combined).
     fn host_alloc(&self, bytes: usize) -> Result<Self::Pinned, BackendError>;
 
+    /// Page-locks the caller's pageable `memory` in place (CUDA `cuMemHostRegister`, HIP
+    /// `hipHostRegister`) and owns it as page-locked memory: a copy from or into it is one DMA,
+    /// with no staging. Dropping the result unregisters the memory, then frees it;
+    /// [`DeviceApi::host_unregister`] unregisters it and gives it back. Registration costs the
+    /// host time in proportion to the size (the driver locks and maps every page), so it pays
+    /// only for memory copied several times ([`GpuBackend::adopt_pageable`]). A refusal (the
+    /// driver's, or a device API without registration: the provided version) hands `memory`
+    /// back with the reason.
+    ///
+    /// [`GpuBackend::adopt_pageable`]: crate::GpuBackend::adopt_pageable
+    fn host_register(&self, memory: Vec<u64>) -> Result<Self::Pinned, Box<Unregistered>> {
+        Err(Box::new(Unregistered {
+            memory,
+            error: BackendError::Unsupported(format!(
+                "the {} backend cannot page-lock caller memory",
+                Self::KIND
+            )),
+        }))
+    }
+
+    /// Unregisters memory [`DeviceApi::host_register`] page-locked and gives it back, reporting
+    /// a failure of the driver's unregistration (the memory is then leaked, not freed: the
+    /// driver may still hold its pages). Page-locked memory from [`DeviceApi::host_alloc`] is
+    /// [`BackendError::InvalidArgument`] (and freed). The provided version refuses.
+    fn host_unregister(&self, pinned: Self::Pinned) -> Result<Vec<u64>, BackendError> {
+        drop(pinned);
+        Err(BackendError::Unsupported(format!(
+            "the {} backend cannot page-lock caller memory",
+            Self::KIND
+        )))
+    }
+
     /// Creates a stream that does not synchronise with the legacy default stream.
     fn stream_create(&self) -> Result<Self::Stream, BackendError>;
 
@@ -236,6 +268,16 @@ pub trait DeviceApi: Send + Sync + fmt::Debug + Sized + 'static {
         let _ = (stream, memory, to);
         Err(unsupported::<Self>())
     }
+}
+
+/// Pageable memory that [`DeviceApi::host_register`] did not page-lock, handed back to the
+/// caller with the reason.
+#[derive(Debug)]
+pub struct Unregistered {
+    /// The memory, unchanged.
+    pub memory: Vec<u64>,
+    /// Why it was not registered.
+    pub error: BackendError,
 }
 
 fn unsupported<D: DeviceApi>() -> BackendError {

@@ -13,6 +13,7 @@ use memhc_backend::{Backend, BackendError, BackendOp, DeviceMemory};
 use memhc_backend::{Location, MemInfo, check_range, not_managed};
 
 use crate::api::{BatchedGemm, DeviceAllocation, DeviceApi, Geam, PinnedAllocation, StridedGemm};
+use crate::copy_stats::{Copied, CopyCounters, CopyStats};
 use crate::event::{Fence, GpuEvent};
 use crate::memory::{GpuBuffer, GpuHostBuffer, StagingBuffer, forget_completed};
 use crate::options::GpuOptions;
@@ -20,7 +21,9 @@ use crate::pointer_table;
 use crate::stream::GpuStream;
 use crate::timing::{Mark, Timing};
 
+mod registered;
 mod staged;
+pub use registered::Adopted;
 use staged::{read_out, recover};
 
 /// The [`Backend`] on one GPU, over the device API `D`: device memory under a byte budget,
@@ -35,6 +38,7 @@ pub struct GpuBackend<D: DeviceApi> {
     name: String,
     timing: Timing<D>,
     next_stream: AtomicU64,
+    copies: Arc<CopyCounters>,
 }
 
 impl<D: DeviceApi> GpuBackend<D> {
@@ -74,6 +78,7 @@ impl<D: DeviceApi> GpuBackend<D> {
             name,
             timing: Timing::default(),
             next_stream: AtomicU64::new(0),
+            copies: Arc::default(),
         })
     }
 
@@ -101,6 +106,12 @@ impl<D: DeviceApi> GpuBackend<D> {
     /// workspace live in the margin and are not counted).
     pub fn used(&self) -> usize {
         self.ledger.used()
+    }
+
+    /// The bytes copied so far, staged through the host or in one DMA, and the registrations
+    /// of caller memory ([`CopyStats`]).
+    pub fn copy_stats(&self) -> CopyStats {
+        self.copies.snapshot()
     }
 
     /// The device's own free and total memory (whereas [`Backend::mem_info`] reports the
@@ -336,6 +347,7 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         if len == 0 {
             return Ok(());
         }
+        self.copies.add(Copied::DirectH2d, len);
         self.fenced_host_copy(stream, src, WorkKind::CopyH2D, || {
             self.api.copy_h2d_async(
                 stream.raw(),
@@ -368,6 +380,7 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         if len == 0 {
             return Ok(());
         }
+        self.copies.add(Copied::DirectD2h, len);
         self.fenced_host_copy(stream, dst, WorkKind::CopyD2H, || {
             self.api.copy_d2h_async(
                 stream.raw(),
@@ -393,7 +406,7 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         if dst.is_empty() {
             return Ok(());
         }
-        let chunk = self.options.staging.chunk;
+        let (chunk, total) = (self.options.staging.chunk, dst.len());
         let mark = self.begin(stream)?;
         let mut pool = stream.staging();
         let mut in_flight: Option<(StagingBuffer<D>, Fence<D>, &mut [u8])> = None;
@@ -431,7 +444,9 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         match in_flight {
             Some((b, f, out)) => read_out(&mut pool, b, &f, out),
             None => Ok(()),
-        }
+        }?;
+        self.copies.add(Copied::StagedD2h, total);
+        Ok(())
     }
 
     /// Checked item by item, then one pointer-array batched GEMM: the pointer table uploaded

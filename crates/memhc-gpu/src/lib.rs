@@ -125,6 +125,7 @@
 
 mod api;
 mod backend;
+mod copy_stats;
 mod event;
 mod memory;
 pub mod model;
@@ -141,12 +142,13 @@ use memhc_backend::gemm::{DeviceRef, GemmItem};
 
 pub use api::{
     BatchedGemm, DeviceAllocation, DeviceApi, Geam, Operands, PinnedAllocation, Strided,
-    StridedGemm,
+    StridedGemm, Unregistered,
 };
-pub use backend::GpuBackend;
+pub use backend::{Adopted, GpuBackend};
+pub use copy_stats::CopyStats;
 pub use event::GpuEvent;
 pub use memory::{GpuBuffer, GpuHostBuffer};
-pub use options::{GpuOptions, StagingLimits, default_budget, default_margin};
+pub use options::{GpuOptions, RegisterRule, StagingLimits, default_budget, default_margin};
 pub use probe::{Probe, library_path, loaded_library};
 pub use staging::{Completion, Staging, StagingPool};
 pub use stream::GpuStream;

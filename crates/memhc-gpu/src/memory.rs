@@ -10,6 +10,7 @@ use memhc_backend::{BackendError, BackendOp, DeviceMemory};
 use memhc_backend::{HostMemory, check_range};
 
 use crate::api::{DeviceAllocation, DeviceApi, PinnedAllocation};
+use crate::copy_stats::CopyCounters;
 use crate::event::Fence;
 use crate::staging::{Completion, Staging};
 
@@ -97,16 +98,72 @@ impl<D: DeviceApi> DeviceMemory for GpuBuffer<D> {
 /// races a copy, even if the caller did not synchronise. Dropping it waits for them too.
 #[derive(Debug)]
 pub struct GpuHostBuffer<D: DeviceApi> {
+    // Field order is drop order: the pending copies are waited for before the memory goes,
+    // and a registration is counted as ended once the memory is unregistered.
+    pending: Pending<D>,
     pinned: D::Pinned,
-    pending: Mutex<Vec<Fence<D>>>,
+    registration: Option<Registration>,
+}
+
+/// The fences of the copies that use a host buffer; dropping it waits for them.
+#[derive(Debug)]
+struct Pending<D: DeviceApi>(Mutex<Vec<Fence<D>>>);
+
+impl<D: DeviceApi> Drop for Pending<D> {
+    fn drop(&mut self) {
+        let pending = self.0.get_mut().unwrap_or_else(|p| p.into_inner());
+        // If a wait fails, freeing page-locked memory still waits for the device (CUDA and
+        // HIP both synchronise in their host free).
+        let _ = wait_all(pending);
+    }
+}
+
+/// Marks a host buffer that is the caller's pageable memory, registered in place: counted as
+/// unregistered when it goes.
+#[derive(Debug)]
+pub(crate) struct Registration(Arc<CopyCounters>);
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        self.0.unregistered();
+    }
 }
 
 impl<D: DeviceApi> GpuHostBuffer<D> {
     pub(crate) fn new(pinned: D::Pinned) -> Self {
         GpuHostBuffer {
+            pending: Pending(Mutex::new(Vec::new())),
             pinned,
-            pending: Mutex::new(Vec::new()),
+            registration: None,
         }
+    }
+
+    /// The caller's memory, registered in place ([`DeviceApi::host_register`]): `counters`
+    /// count its unregistration.
+    pub(crate) fn registered(pinned: D::Pinned, counters: &Arc<CopyCounters>) -> Self {
+        GpuHostBuffer {
+            registration: Some(Registration(Arc::clone(counters))),
+            ..GpuHostBuffer::new(pinned)
+        }
+    }
+
+    /// Whether this is the caller's pageable memory registered in place (rather than
+    /// page-locked memory the backend allocated).
+    pub fn is_registered(&self) -> bool {
+        self.registration.is_some()
+    }
+
+    /// Waits for the copies that use it, then takes it apart: the memory, and its registration
+    /// if it is registered caller memory (to drop once it is unregistered).
+    pub(crate) fn into_pinned(self) -> Result<(D::Pinned, Option<Registration>), BackendError> {
+        let GpuHostBuffer {
+            mut pending,
+            pinned,
+            registration,
+        } = self;
+        let fences = pending.0.get_mut().unwrap_or_else(|p| p.into_inner());
+        wait_all(fences)?;
+        Ok((pinned, registration))
     }
 
     /// The memory, for a copy the device makes into it.
@@ -117,7 +174,7 @@ impl<D: DeviceApi> GpuHostBuffer<D> {
     /// The fences of the copies into this buffer, locked: a copy is enqueued and its fence
     /// pushed under this lock, and a read waits for them under it.
     pub(crate) fn pending(&self) -> MutexGuard<'_, Vec<Fence<D>>> {
-        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+        self.pending.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -151,7 +208,7 @@ impl<D: DeviceApi> HostMemory for GpuHostBuffer<D> {
 
     /// Waits for the copies that use this buffer, then hands out its bytes.
     fn as_mut_bytes(&mut self) -> Result<&mut [u8], BackendError> {
-        let pending = self.pending.get_mut().unwrap_or_else(|p| p.into_inner());
+        let pending = self.pending.0.get_mut().unwrap_or_else(|p| p.into_inner());
         wait_all(pending)?;
         self.pinned.as_mut_slice()
     }
@@ -168,15 +225,6 @@ impl<D: DeviceApi> HostMemory for GpuHostBuffer<D> {
         let mut pending = self.pending();
         wait_all(&mut pending)?;
         self.pinned.read(offset, dst)
-    }
-}
-
-impl<D: DeviceApi> Drop for GpuHostBuffer<D> {
-    fn drop(&mut self) {
-        let pending = self.pending.get_mut().unwrap_or_else(|p| p.into_inner());
-        // If a wait fails, freeing page-locked memory still waits for the device (CUDA and
-        // HIP both synchronise in their host free).
-        let _ = wait_all(pending);
     }
 }
 

@@ -39,6 +39,44 @@ impl Default for StagingLimits {
     }
 }
 
+/// When [`GpuBackend::adopt_pageable`](crate::GpuBackend::adopt_pageable) registers a caller's
+/// pageable buffer (page-locks it in place, `cuMemHostRegister`) rather than leaving it to be
+/// staged: when it is at least [`RegisterRule::min_bytes`] long and expected to be copied at
+/// least [`RegisterRule::min_copies`] times.
+///
+/// The defaults come from the modelled H100 ([`ModelParams::h100`](crate::model::ModelParams::h100)):
+/// registering costs the host about `bytes / register_rate` once (3 GB/s, the rate measured
+/// for page-locking new memory on the H100 host), after which a copy is one DMA (55 GB/s);
+/// a staged copy takes its staging, `bytes / staging_write_rate` (16.8 GB/s, split over
+/// threads; its DMAs overlap it). Registration pays once the copies' savings exceed it: from
+/// the ninth copy on ([`ModelParams::register_break_even`](crate::model::ModelParams::register_break_even)).
+/// Below one staging chunk (8 MiB) the driver calls' fixed costs weigh more and the copies are
+/// single-threaded; such buffers are staged. Modelled only: not measured on a GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegisterRule {
+    /// The smallest buffer registered, bytes; default 8 MiB.
+    pub min_bytes: usize,
+    /// The fewest expected copies for which a buffer is registered; default 9. `usize::MAX`
+    /// never registers.
+    pub min_copies: usize,
+}
+
+impl Default for RegisterRule {
+    fn default() -> Self {
+        RegisterRule {
+            min_bytes: 8 << 20,
+            min_copies: 9,
+        }
+    }
+}
+
+impl RegisterRule {
+    /// Whether a buffer of `bytes` expected to be copied `copies` times is registered.
+    pub fn registers(&self, bytes: usize, copies: usize) -> bool {
+        bytes >= self.min_bytes && copies >= self.min_copies
+    }
+}
+
 /// Options of a [`GpuBackend`](crate::GpuBackend): which device, its budget, and staging.
 /// Fields can be set directly or with the builder methods:
 ///
@@ -57,6 +95,8 @@ pub struct GpuOptions {
     pub budget: Option<usize>,
     /// How copies are staged.
     pub staging: StagingLimits,
+    /// When caller memory is registered rather than staged.
+    pub register: RegisterRule,
 }
 
 impl GpuOptions {

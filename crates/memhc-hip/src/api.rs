@@ -6,7 +6,7 @@
 use memhc_backend::MemInfo;
 use memhc_backend::gemm::{GemmShape, Op};
 use memhc_backend::{BackendError, BackendOp};
-use memhc_gpu::{BatchedGemm, DeviceApi, Geam, Probe, StridedGemm, library_path};
+use memhc_gpu::{BatchedGemm, DeviceApi, Geam, Probe, StridedGemm, Unregistered, library_path};
 use num_complex::Complex64;
 
 use crate::check::{self, GemmArgs, Libs};
@@ -187,6 +187,20 @@ impl DeviceApi for Hip {
     fn host_alloc(&self, bytes: usize) -> Result<HipPinned, BackendError> {
         self.bind()?;
         HipPinned::new(self.libs, bytes)
+    }
+
+    /// `hipHostRegister` (default flags) on the vector's elements, in place.
+    fn host_register(&self, memory: Vec<u64>) -> Result<HipPinned, Box<Unregistered>> {
+        if let Err(error) = self.bind() {
+            return Err(Box::new(Unregistered { memory, error }));
+        }
+        HipPinned::register(self.libs, memory)
+    }
+
+    /// `hipHostUnregister`; the vector back.
+    fn host_unregister(&self, pinned: HipPinned) -> Result<Vec<u64>, BackendError> {
+        self.bind()?;
+        pinned.unregister()
     }
 
     fn stream_create(&self) -> Result<HipStreamHandle, BackendError> {

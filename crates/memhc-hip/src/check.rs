@@ -213,6 +213,32 @@ pub(crate) unsafe fn host_free(libs: Libs, ptr: *mut u8) -> Result<(), BackendEr
     })
 }
 
+/// `hipHostRegister` (default flags) of `bytes` of the caller's memory from `ptr`, in place.
+///
+/// # Safety
+/// `ptr` is valid for `bytes` and stays allocated until [`host_unregister`].
+pub(crate) unsafe fn host_register(
+    libs: Libs,
+    ptr: *mut u8,
+    bytes: usize,
+) -> Result<(), BackendError> {
+    // SAFETY: the caller's contract.
+    hip(libs, "hipHostRegister", unsafe {
+        (libs.hip.hipHostRegister)(ptr.cast(), bytes, 0)
+    })
+}
+
+/// `hipHostUnregister`.
+///
+/// # Safety
+/// `ptr` was registered by [`host_register`], once; no queued copy uses it.
+pub(crate) unsafe fn host_unregister(libs: Libs, ptr: *mut u8) -> Result<(), BackendError> {
+    // SAFETY: the caller's contract.
+    hip(libs, "hipHostUnregister", unsafe {
+        (libs.hip.hipHostUnregister)(ptr.cast())
+    })
+}
+
 /// Enqueues a copy of `bytes` bytes on `stream`.
 ///
 /// # Safety

@@ -144,6 +144,8 @@ api! {
         fn hipFree(ptr: *mut c_void) -> HipError;
         fn hipHostMalloc(ptr: *mut *mut c_void, size: usize, flags: c_uint) -> HipError;
         fn hipHostFree(ptr: *mut c_void) -> HipError;
+        fn hipHostRegister(ptr: *mut c_void, size: usize, flags: c_uint) -> HipError;
+        fn hipHostUnregister(ptr: *mut c_void) -> HipError;
         fn hipMemcpyAsync(
             dst: *mut c_void,
             src: *const c_void,
@@ -541,7 +543,7 @@ mod tests {
 
     #[test]
     fn tables_list_every_symbol_once() {
-        assert_eq!(HipApi::SYMBOLS.len(), 24);
+        assert_eq!(HipApi::SYMBOLS.len(), 26);
         assert_eq!(BlasApi::SYMBOLS.len(), 9);
         let mut all: Vec<&str> = HipApi::SYMBOLS
             .iter()
@@ -550,6 +552,6 @@ mod tests {
             .collect();
         all.sort_unstable();
         all.dedup();
-        assert_eq!(all.len(), 33);
+        assert_eq!(all.len(), 35);
     }
 }

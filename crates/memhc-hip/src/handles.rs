@@ -5,7 +5,7 @@ use std::ptr::NonNull;
 
 use memhc_backend::check_range;
 use memhc_backend::{BackendError, BackendOp};
-use memhc_gpu::{DeviceAllocation, PinnedAllocation};
+use memhc_gpu::{DeviceAllocation, PinnedAllocation, Unregistered};
 
 use crate::check::{self, Libs};
 use crate::ffi::{HipEventT, HipStreamT, RocblasHandle};
@@ -93,7 +93,8 @@ impl Drop for HipMemory {
 }
 
 /// Page-locked host memory (`hipHostMalloc`, default flags: cached, not write-combined),
-/// freed on drop.
+/// freed on drop; or the caller's memory registered in place (`hipHostRegister`),
+/// unregistered on drop.
 ///
 /// Its bytes are only ever touched through raw copies ([`PinnedAllocation::write`],
 /// [`PinnedAllocation::read`]), never through a Rust reference, so a copy the device makes
@@ -104,6 +105,19 @@ pub struct HipPinned {
     ptr: NonNull<u8>,
     bytes: usize,
     libs: Libs,
+    kind: PinnedKind,
+}
+
+/// Where a [`HipPinned`]'s memory came from, which says how it is given back.
+#[derive(Debug)]
+enum PinnedKind {
+    /// `hipHostMalloc`: freed with `hipHostFree`.
+    Allocated,
+    /// The caller's vector, registered: unregistered, then dropped. Not touched through the
+    /// vector while registered (moving a vector does not move its elements).
+    Registered(Vec<u64>),
+    /// Unregistered and handed back: nothing to release.
+    Released,
 }
 
 // SAFETY: the memory is a plain host allocation owned by this value; moving the owner to
@@ -125,7 +139,54 @@ impl HipPinned {
             ptr: check::host_malloc(libs, bytes)?,
             bytes,
             libs,
+            kind: PinnedKind::Allocated,
         })
+    }
+
+    /// Page-locks the caller's `memory` in place; a failure hands it back.
+    pub(crate) fn register(libs: Libs, mut memory: Vec<u64>) -> Result<Self, Box<Unregistered>> {
+        let bytes = std::mem::size_of_val(memory.as_slice());
+        let Some(ptr) = NonNull::new(memory.as_mut_ptr().cast::<u8>()).filter(|_| bytes > 0) else {
+            let error = BackendError::invalid(BackendOp::Alloc, "zero bytes");
+            return Err(Box::new(Unregistered { memory, error }));
+        };
+        // SAFETY: `ptr` is valid for `bytes` (the vector's elements); the vector is kept in the
+        // value, unread and unwritten through Rust references, and neither freed nor grown
+        // until the memory is unregistered (`unregister`, `drop`).
+        match unsafe { check::host_register(libs, ptr.as_ptr(), bytes) } {
+            Ok(()) => Ok(HipPinned {
+                ptr,
+                bytes,
+                libs,
+                kind: PinnedKind::Registered(memory),
+            }),
+            Err(error) => Err(Box::new(Unregistered { memory, error })),
+        }
+    }
+
+    /// Unregisters registered memory and gives the vector back. Allocated memory is refused
+    /// (and freed on drop); if HIP refuses, the vector is leaked rather than freed while it
+    /// may still hold the pages.
+    pub(crate) fn unregister(mut self) -> Result<Vec<u64>, BackendError> {
+        let memory = match std::mem::replace(&mut self.kind, PinnedKind::Released) {
+            PinnedKind::Registered(memory) => memory,
+            other => {
+                self.kind = other;
+                return Err(BackendError::invalid(
+                    BackendOp::Alloc,
+                    "unregistering page-locked memory that was allocated, not registered",
+                ));
+            }
+        };
+        // SAFETY: `ptr` was registered and is unregistered once (the kind is now `Released`);
+        // memhc-gpu unregisters only once no queued copy uses the memory.
+        match unsafe { check::host_unregister(self.libs, self.ptr.as_ptr()) } {
+            Ok(()) => Ok(memory),
+            Err(e) => {
+                std::mem::forget(memory);
+                Err(e)
+            }
+        }
     }
 
     /// The address of byte `offset`, once `[offset, offset + len)` is checked to lie inside
@@ -197,9 +258,23 @@ impl PinnedAllocation for HipPinned {
 
 impl Drop for HipPinned {
     fn drop(&mut self) {
-        // SAFETY: the pointer came from hipHostMalloc and is freed only here; memhc-gpu drops
-        // a buffer only once no copy uses it (and hipHostFree waits for the device).
-        let _ = unsafe { check::host_free(self.libs, self.ptr.as_ptr()) };
+        match std::mem::replace(&mut self.kind, PinnedKind::Released) {
+            PinnedKind::Allocated => {
+                // SAFETY: the pointer came from hipHostMalloc and is freed only here; memhc-gpu
+                // drops a buffer only once no copy uses it (and hipHostFree waits for the
+                // device).
+                let _ = unsafe { check::host_free(self.libs, self.ptr.as_ptr()) };
+            }
+            PinnedKind::Registered(memory) => {
+                // SAFETY: the pointer was registered and is unregistered once; no copy uses
+                // it (as above).
+                if unsafe { check::host_unregister(self.libs, self.ptr.as_ptr()) }.is_err() {
+                    // HIP may still hold the pages: leak rather than free them.
+                    std::mem::forget(memory);
+                }
+            }
+            PinnedKind::Released => {}
+        }
     }
 }
 

@@ -24,7 +24,9 @@
 //!   `mem_info` reports the budget (`free` = budget − allocated), which is what `Runtime::new`
 //!   takes as its default budget; `HipBackend::device_mem_info` reports the card's own numbers.
 //! * **Copies**: `hipHostMalloc` page-locked memory (default flags: cached, not
-//!   write-combined) for staging and for `alloc_host`, and `hipMemcpyAsync`.
+//!   write-combined) for staging and for `alloc_host`, `hipHostRegister` for a caller's
+//!   pageable buffer registered in place (`GpuBackend::adopt_pageable`; not yet run on a GPU),
+//!   and `hipMemcpyAsync`.
 //! * **Streams and events**: `hipStreamCreateWithFlags(hipStreamNonBlocking)`,
 //!   `hipEventCreateWithFlags(hipEventDisableTiming)`; `hipErrorNotReady` from
 //!   `hipEventQuery` is "not complete"; an event never recorded counts as complete (tracked by

@@ -5,6 +5,7 @@ use memhc_backend::BackendError;
 
 use super::GpuBackend;
 use crate::api::{DeviceApi, PinnedAllocation};
+use crate::copy_stats::Copied;
 use crate::event::Fence;
 use crate::memory::StagingBuffer;
 use crate::staging::Completion;
@@ -54,6 +55,7 @@ impl<D: DeviceApi> GpuBackend<D> {
                 pool.put_idle(buffer);
                 return Err(e);
             }
+            self.copies.add(Copied::StagedH2d, piece.len());
             let enqueued = self.api.copy_h2d_async(
                 stream.raw(),
                 &buffer.0,

@@ -9,7 +9,14 @@ use super::clock::{Clocks, Engine, ModelReport};
 use super::params::ModelParams;
 use memhc_backend::zeroed::LazyZeroed;
 
-use crate::api::{BatchedGemm, DeviceAllocation, DeviceApi, Geam, PinnedAllocation, StridedGemm};
+use crate::api::{
+    BatchedGemm, DeviceAllocation, DeviceApi, Geam, PinnedAllocation, StridedGemm, Unregistered,
+};
+
+/// The bytes of a slice of words, in place.
+fn bytes_of_mut(words: &mut [u64]) -> &mut [u8] {
+    bytemuck::cast_slice_mut(words)
+}
 
 /// The clocks of a [`ModelDevice`], shared: kept by whoever wants the model's report after the
 /// backend that owns the device is gone.
@@ -109,12 +116,22 @@ impl Drop for ModelMemory {
 /// Page-locked memory of the model: a size. Filling it or emptying it through the backend's
 /// staging costs the host the staging rates of [`ModelParams`]; no copy moves a byte. The host
 /// may fill it in place (a node's values generated into it: host memory, made on first use,
-/// that costs no modelled time, as generating the values costs none).
+/// that costs no modelled time, as generating the values costs none). Registered caller
+/// memory ([`DeviceApi::host_register`]) keeps the caller's vector.
 #[derive(Debug)]
 pub struct ModelPinned {
     bytes: usize,
     clock: ModelClock,
-    storage: LazyZeroed,
+    storage: Storage,
+}
+
+/// Where a [`ModelPinned`]'s bytes are, when the host asks for them.
+#[derive(Debug)]
+enum Storage {
+    /// Allocated by the model: zeros, made on first use.
+    Lazy(LazyZeroed),
+    /// The caller's memory, registered.
+    Registered(Vec<u64>),
 }
 
 impl PinnedAllocation for ModelPinned {
@@ -123,7 +140,10 @@ impl PinnedAllocation for ModelPinned {
     }
 
     fn as_mut_slice(&mut self) -> Result<&mut [u8], BackendError> {
-        self.storage.get_mut()
+        match &mut self.storage {
+            Storage::Lazy(l) => l.get_mut(),
+            Storage::Registered(v) => Ok(bytes_of_mut(v)),
+        }
     }
 
     fn write(&mut self, offset: usize, src: &[u8]) -> Result<(), BackendError> {
@@ -268,8 +288,40 @@ impl DeviceApi for ModelDevice {
         Ok(ModelPinned {
             bytes,
             clock: self.clock.clone(),
-            storage: LazyZeroed::new(bytes),
+            storage: Storage::Lazy(LazyZeroed::new(bytes)),
         })
+    }
+
+    /// Costs the host [`ModelParams::register_s`] (counted as pinning in the report) and
+    /// keeps the caller's vector; copies from it are then DMAs like any page-locked memory's.
+    fn host_register(&self, memory: Vec<u64>) -> Result<ModelPinned, Box<Unregistered>> {
+        let bytes = memory.len() * std::mem::size_of::<u64>();
+        if bytes == 0 {
+            return Err(Box::new(Unregistered {
+                memory,
+                error: BackendError::invalid(BackendOp::Alloc, "registering zero bytes"),
+            }));
+        }
+        let mut c = self.clocks();
+        let seconds = c.params().register_s(bytes);
+        c.host_pin(seconds);
+        Ok(ModelPinned {
+            bytes,
+            clock: self.clock.clone(),
+            storage: Storage::Registered(memory),
+        })
+    }
+
+    /// One driver call; the vector back.
+    fn host_unregister(&self, pinned: ModelPinned) -> Result<Vec<u64>, BackendError> {
+        self.clocks().call();
+        match pinned.storage {
+            Storage::Registered(v) => Ok(v),
+            Storage::Lazy(_) => Err(BackendError::invalid(
+                BackendOp::Alloc,
+                "unregistering page-locked memory that was allocated, not registered",
+            )),
+        }
     }
 
     fn stream_create(&self) -> Result<ModelStream, BackendError> {

@@ -89,6 +89,11 @@ pub struct ModelParams {
     /// Default: 3 GB/s (`2026-11-26-h100.md`, section b: a 36 MiB upload took 14-17 ms when
     /// its 32 MiB staging buffer was first pinned, against 4.1 ms otherwise).
     pub pin_rate: f64,
+    /// The host's rate page-locking the caller's pageable memory in place (`cuMemHostRegister`,
+    /// [`GpuBackend::register_pageable`](crate::GpuBackend::register_pageable)). Default: 3 GB/s,
+    /// [`ModelParams::pin_rate`]'s measurement (an assumption: registration locks and maps
+    /// every page as allocation does; not measured on its own).
+    pub register_rate: f64,
     /// Host time of a device allocation (`cuMemAlloc`). Default: 20 µs (assumed).
     pub malloc_s: f64,
     /// Host time of a device free (`cuMemFree`). Default: 20 µs (assumed).
@@ -136,6 +141,7 @@ impl ModelParams {
             staging_read_rate: 5.4 * GB,
             staging_read_rate_small: 2.18 * GB,
             pin_rate: 3.0 * GB,
+            register_rate: 3.0 * GB,
             malloc_s: 20e-6,
             free_s: 20e-6,
             free_synchronizes: true,
@@ -169,6 +175,7 @@ impl ModelParams {
             ("staging_read_rate", self.staging_read_rate),
             ("staging_read_rate_small", self.staging_read_rate_small),
             ("pin_rate", self.pin_rate),
+            ("register_rate", self.register_rate),
         ] {
             if !(v.is_finite() && v > 0.0) {
                 return Err(bad(what, v));
@@ -280,6 +287,7 @@ impl ModelParams {
                 "staging_read_rate" => self.staging_read_rate = number()?,
                 "staging_read_rate_small" => self.staging_read_rate_small = number()?,
                 "pin_rate" => self.pin_rate = number()?,
+                "register_rate" => self.register_rate = number()?,
                 "malloc_s" => self.malloc_s = number()?,
                 "free_s" => self.free_s = number()?,
                 other => return Err(invalid(format!("unknown model setting `{other}`"))),
@@ -299,6 +307,33 @@ impl ModelParams {
             (false, false) => self.staging_read_rate_small,
         };
         bytes as f64 / rate
+    }
+
+    /// Host time of registering `bytes` of pageable memory: one driver call plus the bytes at
+    /// [`ModelParams::register_rate`].
+    pub fn register_s(&self, bytes: usize) -> f64 {
+        self.host_call_s + bytes as f64 / self.register_rate
+    }
+
+    /// The fewest copies of a pageable buffer of `bytes` for which registering it once
+    /// ([`ModelParams::register_s`]) and copying it in one DMA each time takes less modelled
+    /// time than staging every copy: a staged copy takes `max(staging, DMA)` (the pieces'
+    /// staging overlaps their DMAs), a registered one the DMA, so registration pays once the
+    /// copies' savings exceed it. The break-even behind [`RegisterRule`](crate::RegisterRule)'s
+    /// default: 9 at the H100 defaults from 8 MiB on (3 GB/s registration against staging at
+    /// 16.8 GB/s over a 55 GB/s bus). `usize::MAX` if staging is never slower than the DMA.
+    pub fn register_break_even(&self, bytes: usize) -> usize {
+        let dma = self.copy_latency_s + bytes as f64 / self.h2d_bandwidth;
+        let saving = self.staging_s(bytes, true).max(dma) - dma;
+        if saving <= 0.0 {
+            return usize::MAX;
+        }
+        let copies = (self.register_s(bytes) / saving).floor() + 1.0;
+        if copies >= usize::MAX as f64 {
+            usize::MAX
+        } else {
+            copies as usize
+        }
     }
 
     /// The GEMM rate, in flops per second, of products of `m x n x k` ([`ModelParams::gemm_rates`]).
@@ -399,6 +434,25 @@ mod tests {
                 .to_string();
             assert!(!e.contains('\n'), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn registration_pays_from_nine_copies_at_the_h100_defaults() {
+        let p = ModelParams::h100();
+        for bytes in [8 << 20, 36 << 20, 600 << 20] {
+            let n = p.register_break_even(bytes);
+            assert_eq!(n, 9, "{bytes} bytes");
+            let dma = p.copy_latency_s + bytes as f64 / p.h2d_bandwidth;
+            let saving = p.staging_s(bytes, true) - dma;
+            assert!(n as f64 * saving > p.register_s(bytes));
+            assert!((n - 1) as f64 * saving <= p.register_s(bytes));
+        }
+        let rule = crate::RegisterRule::default();
+        assert_eq!(rule.min_copies, p.register_break_even(rule.min_bytes));
+        let fast = p.clone().with_settings("register_rate=100e9").unwrap();
+        assert_eq!(fast.register_break_even(36 << 20), 1);
+        let slow_bus = p.with_settings("h2d_bandwidth=1e9").unwrap();
+        assert_eq!(slow_bus.register_break_even(36 << 20), usize::MAX);
     }
 
     #[test]

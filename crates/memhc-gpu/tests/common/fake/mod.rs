@@ -15,6 +15,7 @@
 
 #![allow(dead_code)]
 
+pub mod meter;
 mod state;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -22,7 +23,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use memhc_core::backend::{Location, MemInfo, check_range};
 use memhc_core::{BackendError, BackendOp};
-use memhc_gpu::{BatchedGemm, DeviceAllocation, DeviceApi, Geam, PinnedAllocation, StridedGemm};
+use memhc_gpu::{
+    BatchedGemm, DeviceAllocation, DeviceApi, Geam, PinnedAllocation, StridedGemm, Unregistered,
+};
+use meter::Meter;
 use state::{PinnedData, Queue, State, Work, lock};
 
 /// When queued work runs.
@@ -47,6 +51,13 @@ pub struct FakeConfig {
     pub progress: Progress,
     /// Whether a violation panics at once (else it is only recorded).
     pub strict: bool,
+    /// Whether GEMMs and GEAMs compute (off: they run as no-ops, so results are wrong, for the
+    /// `host_cost` bench, whose N = 384 products the reference GEMM would take minutes over;
+    /// copies move data either way).
+    pub compute: bool,
+    /// Whether the host's staging copies and the device's own work are metered
+    /// ([`Stats::host_copy`], [`Stats::device_work`], [`Stats::pinning`]).
+    pub meter: bool,
 }
 
 impl Default for FakeConfig {
@@ -56,6 +67,8 @@ impl Default for FakeConfig {
             managed: true,
             progress: Progress::Lazy,
             strict: true,
+            compute: true,
+            meter: false,
         }
     }
 }
@@ -87,6 +100,21 @@ pub struct Stats {
     pub events_live: usize,
     /// Everything the device or the host did that a real device would punish.
     pub violations: Vec<String>,
+    /// Pageable buffers registered ([`DeviceApi::host_register`]).
+    pub registrations: usize,
+    /// Registered buffers unregistered (given back or dropped).
+    pub unregistrations: usize,
+    /// Registered bytes now.
+    pub registered_live: usize,
+    /// With [`FakeConfig::meter`]: the host's copies into and out of page-locked buffers
+    /// ([`PinnedAllocation::write`] and [`PinnedAllocation::read`]: staging).
+    pub host_copy: Meter,
+    /// With [`FakeConfig::meter`]: the fake device's own work, which a GPU does without the
+    /// host: running queued copies and GEMMs, filling new device memory and freeing it.
+    pub device_work: Meter,
+    /// With [`FakeConfig::meter`]: making page-locked buffers ([`DeviceApi::host_alloc`]:
+    /// pinning, on a GPU) and registering caller memory.
+    pub pinning: Meter,
 }
 
 struct Device {
@@ -116,6 +144,8 @@ impl Fake {
         let state = State {
             next_address: 0x7000_0000_0000,
             strict: config.strict,
+            compute: config.compute,
+            meter: config.meter,
             ..State::default()
         };
         Fake(Arc::new(Device {
@@ -147,7 +177,13 @@ impl Fake {
         }
     }
 
+    /// A meter reading now, if metering is on.
+    fn start(&self) -> Option<meter::Reading> {
+        self.0.config.meter.then(meter::now)
+    }
+
     fn alloc(&self, bytes: usize, managed: bool) -> Result<FakeMemory, BackendError> {
+        let start = self.start();
         let mut s = self.0.state();
         let free = self.0.config.capacity - s.used;
         if bytes > free {
@@ -164,6 +200,9 @@ impl Fake {
         s.managed.insert(address, managed);
         s.used += bytes;
         s.stats.mallocs += 1;
+        if let Some(start) = start {
+            s.stats.device_work.add(start, bytes);
+        }
         Ok(FakeMemory {
             device: Arc::clone(&self.0),
             address,
@@ -196,10 +235,16 @@ impl DeviceAllocation for FakeMemory {
 
 impl Drop for FakeMemory {
     fn drop(&mut self) {
+        let start = self.device.config.meter.then(meter::now);
         let mut s = self.device.state();
-        s.allocs.remove(&self.address);
+        // Freed here (a GPU frees device memory without the host touching it): metered as
+        // the device's own work.
+        drop(s.allocs.remove(&self.address));
         s.managed.remove(&self.address);
         s.used -= self.bytes;
+        if let Some(start) = start {
+            s.stats.device_work.add(start, 0);
+        }
     }
 }
 
@@ -208,6 +253,8 @@ pub struct FakePinned {
     device: Arc<Device>,
     data: Arc<PinnedData>,
     bytes: usize,
+    /// The address of the caller's memory, if this is registered caller memory.
+    registered: Option<u64>,
 }
 
 impl std::fmt::Debug for FakePinned {
@@ -245,18 +292,26 @@ impl PinnedAllocation for FakePinned {
     fn write(&mut self, offset: usize, src: &[u8]) -> Result<(), BackendError> {
         check_range(BackendOp::CopyH2D, "staging", self.bytes, offset, src.len())?;
         self.check_idle("wrote");
+        let start = self.device.config.meter.then(meter::now);
         bytemuck::cast_slice_mut::<u64, u8>(&mut lock(&self.data.bytes))
             [offset..offset + src.len()]
             .copy_from_slice(src);
+        if let Some(start) = start {
+            self.device.state().stats.host_copy.add(start, src.len());
+        }
         Ok(())
     }
 
     fn read(&self, offset: usize, dst: &mut [u8]) -> Result<(), BackendError> {
         check_range(BackendOp::CopyD2H, "pinned", self.bytes, offset, dst.len())?;
         self.check_idle("read");
+        let start = self.device.config.meter.then(meter::now);
         dst.copy_from_slice(
             &bytemuck::cast_slice::<u64, u8>(&lock(&self.data.bytes))[offset..offset + dst.len()],
         );
+        if let Some(start) = start {
+            self.device.state().stats.host_copy.add(start, dst.len());
+        }
         Ok(())
     }
 }
@@ -264,7 +319,15 @@ impl PinnedAllocation for FakePinned {
 impl Drop for FakePinned {
     fn drop(&mut self) {
         self.check_idle("freed");
-        self.device.state().stats.pinned_live -= self.bytes;
+        let mut s = self.device.state();
+        match self.registered.take() {
+            Some(address) => {
+                s.registered.remove(&address);
+                s.stats.registered_live -= self.bytes;
+                s.stats.unregistrations += 1;
+            }
+            None => s.stats.pinned_live -= self.bytes,
+        }
     }
 }
 
@@ -364,18 +427,84 @@ impl DeviceApi for Fake {
     }
 
     fn host_alloc(&self, bytes: usize) -> Result<FakePinned, BackendError> {
+        let start = self.start();
+        let data = Arc::new(PinnedData {
+            bytes: Mutex::new(vec![0x5a5a_5a5a_5a5a_5a5a; bytes.div_ceil(8)]),
+            users: AtomicUsize::new(0),
+        });
         let mut s = self.0.state();
         s.stats.host_allocs += 1;
         s.stats.pinned_live += bytes;
         s.stats.pinned_peak = s.stats.pinned_peak.max(s.stats.pinned_live);
+        if let Some(start) = start {
+            s.stats.pinning.add(start, bytes);
+        }
+        Ok(FakePinned {
+            device: Arc::clone(&self.0),
+            data,
+            bytes,
+            registered: None,
+        })
+    }
+
+    /// Keeps the caller's vector as the page-locked memory (no copy); memory overlapping a
+    /// registration still live is refused, as CUDA refuses it
+    /// (`CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED`), and recorded as a violation.
+    fn host_register(&self, memory: Vec<u64>) -> Result<FakePinned, Box<Unregistered>> {
+        let start = self.start();
+        let bytes = memory.len() * 8;
+        let address = memory.as_ptr() as u64;
+        let mut s = self.0.state();
+        let overlaps = s
+            .registered
+            .range(..address + bytes as u64)
+            .next_back()
+            .is_some_and(|(&a, &len)| a + len as u64 > address);
+        if bytes == 0 || overlaps {
+            if overlaps {
+                s.violation(format!("memory at {address:#x} registered twice"));
+            }
+            return Err(Box::new(Unregistered {
+                memory,
+                error: BackendError::invalid(BackendOp::Alloc, "already registered or empty"),
+            }));
+        }
+        s.registered.insert(address, bytes);
+        s.stats.registrations += 1;
+        s.stats.registered_live += bytes;
+        if let Some(start) = start {
+            s.stats.pinning.add(start, bytes);
+        }
         Ok(FakePinned {
             device: Arc::clone(&self.0),
             data: Arc::new(PinnedData {
-                bytes: Mutex::new(vec![0x5a5a_5a5a_5a5a_5a5a; bytes.div_ceil(8)]),
+                bytes: Mutex::new(memory),
                 users: AtomicUsize::new(0),
             }),
             bytes,
+            registered: Some(address),
         })
+    }
+
+    fn host_unregister(&self, mut pinned: FakePinned) -> Result<Vec<u64>, BackendError> {
+        if pinned.registered.is_none() {
+            return Err(BackendError::invalid(
+                BackendOp::Alloc,
+                "unregistering memory that was allocated",
+            ));
+        }
+        pinned.check_idle("unregistered");
+        let empty = Arc::new(PinnedData {
+            bytes: Mutex::new(Vec::new()),
+            users: AtomicUsize::new(0),
+        });
+        let data = std::mem::replace(&mut pinned.data, empty);
+        // Dropping the husk ends the registration.
+        drop(pinned);
+        let data = Arc::try_unwrap(data).map_err(|_| {
+            BackendError::invalid(BackendOp::Alloc, "a queued copy still holds the memory")
+        })?;
+        Ok(data.bytes.into_inner().unwrap_or_else(|p| p.into_inner()))
     }
 
     fn stream_create(&self) -> Result<FakeStream, BackendError> {

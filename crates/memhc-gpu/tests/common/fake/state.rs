@@ -67,6 +67,12 @@ pub(super) struct State {
     pub(super) events: HashMap<u64, Option<(u64, u64)>>,
     pub(super) next_id: u64,
     pub(super) strict: bool,
+    /// Whether GEMMs and GEAMs compute ([`super::FakeConfig::compute`]).
+    pub(super) compute: bool,
+    /// Whether the device's work is metered ([`super::FakeConfig::meter`]).
+    pub(super) meter: bool,
+    /// Registered caller memory: address to bytes.
+    pub(super) registered: BTreeMap<u64, usize>,
     pub(super) stats: Stats,
     /// The virtual clock, in nanoseconds: it advances only as work runs, by a fixed cost per
     /// piece of work ([`cost_ns`]).
@@ -205,6 +211,12 @@ impl State {
                 dst.users.fetch_sub(1, Ordering::SeqCst);
                 read
             }
+            Work::Batched(_) | Work::Strided(_) | Work::Geam(_) if !self.compute => {
+                if matches!(work, Work::Batched(_)) {
+                    self.stats.batched += 1;
+                }
+                Ok(())
+            }
             Work::Batched(call) => {
                 self.stats.batched += 1;
                 self.batched(call)
@@ -252,7 +264,17 @@ impl State {
             q.done += 1;
             let done = q.done;
             let cost = cost_ns(&work);
+            let bytes = match &work {
+                Work::H2d { len, .. } | Work::D2h { len, .. } => *len,
+                _ => 0,
+            };
+            // A wait runs the other stream's work, metered there: not metered twice.
+            let metered = self.meter && !matches!(work, Work::Wait { .. });
+            let start = metered.then(super::meter::now);
             self.execute(work);
+            if let Some(start) = start {
+                self.stats.device_work.add(start, bytes);
+            }
             self.clock += cost;
             self.stamp(id, done);
         }
