@@ -15,6 +15,7 @@ use num_complex::Complex64;
 
 use crate::backend::{Backend, BackendError, BackendOp, HostMemory};
 use crate::error::{Error, Result};
+use crate::hazards::{Hazards, Tagged};
 
 /// An object's host copy: where its values live on the host. Made from a vector
 /// (`HostCopy::from(values)`) or from the backend's host memory ([`HostCopy::pinned`]).
@@ -31,6 +32,11 @@ enum Repr<B: Backend> {
 struct Pinned<B: Backend> {
     buffer: B::HostBuffer,
     elems: usize,
+    /// The queued copies to the device that read the memory and may not have completed: the
+    /// memory must not be overwritten (reused for another copy back) before they have. Kept
+    /// here, not only in the device copy's history, because the device copy can go (an
+    /// eviction that hands its block over does not wait) while they are still in flight.
+    reads: Hazards<B>,
 }
 
 impl<B: Backend> std::fmt::Debug for HostCopy<B> {
@@ -73,7 +79,11 @@ impl<B: Backend> HostCopy<B> {
 
     /// `buffer` holding `elems` elements, which the caller checked it [`fits`](Self::fits).
     pub(crate) fn in_buffer(buffer: B::HostBuffer, elems: usize) -> Self {
-        HostCopy(Repr::Pinned(Box::new(Pinned { buffer, elems })))
+        HostCopy(Repr::Pinned(Box::new(Pinned {
+            buffer,
+            elems,
+            reads: Hazards::default(),
+        })))
     }
 
     /// Elements held.
@@ -133,11 +143,26 @@ impl<B: Backend> HostCopy<B> {
         }
     }
 
-    /// Takes the copy apart: the vector, or the backend's host memory (for reuse).
-    pub(crate) fn into_parts(self) -> Result<Vec<Complex64>, B::HostBuffer> {
+    /// Notes that queued work (a copy to the device, which `event` follows) reads the backend's
+    /// host memory; nothing for a vector (a copy from it is done when the call returns).
+    pub(crate) fn note_read<D>(&mut self, backend: &D, event: Tagged<B>)
+    where
+        D: Backend<Stream = B::Stream, Event = B::Event>,
+    {
+        if let Repr::Pinned(p) = &mut self.0 {
+            p.reads.add_read(backend, event);
+        }
+    }
+
+    /// Takes the copy apart: the vector, or the backend's host memory (for reuse) with the
+    /// queued copies that may still read it.
+    pub(crate) fn into_parts(self) -> Result<Vec<Complex64>, (B::HostBuffer, Hazards<B>)> {
         match self.0 {
             Repr::Pageable(v) => Ok(v),
-            Repr::Pinned(p) => Err(p.buffer),
+            Repr::Pinned(p) => {
+                let Pinned { buffer, reads, .. } = *p;
+                Err((buffer, reads))
+            }
         }
     }
 

@@ -117,7 +117,10 @@ impl<B: Backend> HostPools<B> {
     pub(crate) fn put(&mut self, host: HostCopy<B>, uses: Hazards<B>) {
         match host.into_parts() {
             Ok(v) => self.vecs.put_vec(v),
-            Err(buffer) => self.put_buffer(buffer, uses),
+            Err((buffer, mut reads)) => {
+                reads.absorb(uses);
+                self.put_buffer(buffer, reads)
+            }
         }
     }
 

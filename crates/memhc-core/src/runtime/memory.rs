@@ -10,7 +10,7 @@ use crate::device_copy::DeviceCopy;
 use crate::error::{BackendError, Error, Result};
 use crate::events::EventKind;
 use crate::free_pool::Pooled;
-use crate::hazards::Hazards;
+use crate::hazards::{Hazards, Tagged};
 use crate::host_copy::HostCopy;
 use crate::lifecycle::Left;
 use crate::lookahead::NEVER;
@@ -420,7 +420,11 @@ impl<B: Backend> Runtime<B> {
     /// Queues the copy of an object's host values into its new device buffers.
     /// A host copy in the backend's host memory is copied in place, one DMA per block; a
     /// vector through the backend's staging.
-    pub(super) fn copy_in(&self, stream: usize, id: ObjectId, r: &DeviceCopy<B>) -> Result<()> {
+    ///
+    /// A copy from the backend's host memory is noted in the host copy as a read in flight
+    /// (an event after it), so the memory is not reused for a copy back before it is done,
+    /// whatever becomes of the device copy meanwhile.
+    pub(super) fn copy_in(&mut self, stream: usize, id: ObjectId, r: &DeviceCopy<B>) -> Result<()> {
         let e = self.entry(id)?;
         let Some(host) = e.life.host() else {
             return Err(Error::Uninitialized(id));
@@ -437,6 +441,11 @@ impl<B: Backend> Runtime<B> {
                 let len = chunk.min(total.saturating_sub(at));
                 self.backend
                     .copy_h2d_async(s, src, at, buffer, offset, len)?;
+            }
+            let event = self.backend.create_event()?;
+            self.backend.record_event(&event, s)?;
+            if let Some(host) = self.objects.find_mut(id).and_then(|e| e.life.host_mut()) {
+                host.note_read(&self.backend, Tagged { stream, event });
             }
             return Ok(());
         }

@@ -103,12 +103,12 @@ impl<B: Backend> Runtime<B> {
                 }
             }
         }
-        let s = &self.streams[copy];
         let queued = self.copy_in(copy, id, &resident).and_then(|()| {
             let ev = self.backend.create_event()?;
-            self.backend.record_event(&ev, s)?;
+            self.backend.record_event(&ev, &self.streams[copy])?;
             Ok(ev)
         });
+        let s = &self.streams[copy];
         let event = match queued {
             Ok(ev) => ev,
             Err(e) => {
