@@ -292,6 +292,35 @@ pub fn validate_batched<M: DeviceMemory>(
     shape: &GemmShape,
     items: &[GemmItem<'_, M>],
 ) -> Result<(), BackendError> {
+    match validate_by_range(shape, items) {
+        // Ranges of strided matrices may overlap while their elements do not: ask again, exactly.
+        Err(Overlap::Ranges(_)) if crate::disjoint::gemm_strided(shape) => {
+            crate::disjoint::check_gemm(shape, items)
+        }
+        Err(Overlap::Ranges(e) | Overlap::Other(e)) => Err(e),
+        Ok(()) => Ok(()),
+    }
+}
+
+/// Why [`validate_by_range`] refused a batch: two ranges overlap (which the exact check may
+/// still accept), or anything else.
+enum Overlap {
+    Ranges(BackendError),
+    Other(BackendError),
+}
+
+impl From<BackendError> for Overlap {
+    fn from(e: BackendError) -> Self {
+        Overlap::Other(e)
+    }
+}
+
+/// [`validate_batched`] with every matrix taken as the range from its first to its last
+/// element.
+fn validate_by_range<M: DeviceMemory>(
+    shape: &GemmShape,
+    items: &[GemmItem<'_, M>],
+) -> Result<(), Overlap> {
     shape.validate()?;
     if shape.is_empty() {
         return Ok(());
@@ -308,13 +337,13 @@ pub fn validate_batched<M: DeviceMemory>(
     for (i, it) in items.iter().enumerate() {
         let inputs_fit = shape.k == 0 || (fits(&it.a, ea) && fits(&it.b, eb));
         if !inputs_fit || !fits(&it.c, ec) {
-            return Err(out_of_range(shape.k > 0, i, it, (ea, eb, ec)));
+            return Err(out_of_range(shape.k > 0, i, it, (ea, eb, ec)).into());
         }
         let c = span(&it.c, ec);
         if let Some(p) = previous {
             sorted &= p <= c;
             if sorted && overlaps(&p, &c) {
-                return Err(outputs_overlap(&p, &c));
+                return Err(Overlap::Ranges(outputs_overlap(&p, &c)));
             }
         }
         previous = Some(c);
@@ -326,7 +355,7 @@ pub fn validate_batched<M: DeviceMemory>(
         outputs = items.iter().map(|it| span(&it.c, ec)).collect();
         outputs.sort_unstable();
         if let Some(w) = outputs.windows(2).find(|w| overlaps(&w[0], &w[1])) {
-            return Err(outputs_overlap(&w[0], &w[1]));
+            return Err(Overlap::Ranges(outputs_overlap(&w[0], &w[1])));
         }
     }
     if shape.k == 0 {
@@ -345,13 +374,13 @@ pub fn validate_batched<M: DeviceMemory>(
             // ending after the input starts.
             let i = outputs.partition_point(|o| (o.handle, o.end) <= (input.handle, input.start));
             if let Some(c) = outputs.get(i).filter(|c| overlaps(c, &input)) {
-                return Err(BackendError::invalid(
+                return Err(Overlap::Ranges(BackendError::invalid(
                     BackendOp::Gemm,
                     format!(
                         "an output (elements {}..{}) overlaps an input (elements {}..{}) in buffer {:#x}",
                         c.start, c.end, input.start, input.end, c.handle
                     ),
-                ));
+                )));
             }
         }
     }
@@ -525,6 +554,9 @@ pub fn validate_geam<M: DeviceMemory>(
     }
     outputs.sort_unstable();
     if outputs.windows(2).any(|w| overlaps(&w[0], &w[1])) {
+        if crate::disjoint::geam_strided(shape) {
+            return crate::disjoint::check_geam_outputs(shape, items);
+        }
         return Err(BackendError::invalid(
             BackendOp::Gemm,
             "geam: two outputs of the batch overlap",

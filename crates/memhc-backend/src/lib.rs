@@ -52,6 +52,7 @@
 
 pub mod adaptor;
 pub mod components;
+mod disjoint;
 pub mod error;
 pub mod fault;
 pub mod gemm;
