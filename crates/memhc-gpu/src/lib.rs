@@ -140,7 +140,7 @@ use memhc_backend::ELEMENT_BYTES;
 use memhc_backend::gemm::{DeviceRef, GemmItem};
 
 pub use api::{
-    BatchedGemm, DeviceAllocation, DeviceApi, Geam, Operands, PinnedAllocation, Strided,
+    BatchedGemm, Copy2D, DeviceAllocation, DeviceApi, Geam, Operands, PinnedAllocation, Strided,
     StridedGemm,
 };
 pub use backend::GpuBackend;
