@@ -151,6 +151,16 @@ api! {
             kind: c_int,
             stream: HipStreamT,
         ) -> HipError;
+        fn hipMemcpy2DAsync(
+            dst: *mut c_void,
+            dpitch: usize,
+            src: *const c_void,
+            spitch: usize,
+            width: usize,
+            height: usize,
+            kind: c_int,
+            stream: HipStreamT,
+        ) -> HipError;
         fn hipStreamCreateWithFlags(stream: *mut HipStreamT, flags: c_uint) -> HipError;
         fn hipStreamDestroy(stream: HipStreamT) -> HipError;
         fn hipStreamSynchronize(stream: HipStreamT) -> HipError;
