@@ -236,10 +236,10 @@ impl<B: Backend> Engine<B> {
         let product = RowMajorProduct::new(plan.m, plan.n, plan.k);
         let block = c.mapping.block_product();
         self.rt.launch(stream, &list, |l| {
-            if let Some(g) = block {
-                if tiling::block_product(l, (slots.a, slots.b, slots.out), plan, g)? {
-                    return Ok(()); // a block product covers every output
-                }
+            if let Some(g) = block
+                && tiling::block_product(l, (slots.a, slots.b, slots.out), plan, g)?
+            {
+                return Ok(()); // a block product covers every output
             }
             for (i, layer) in layers.iter().enumerate() {
                 let p = product.accumulating(i > 0);
