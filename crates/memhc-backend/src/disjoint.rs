@@ -10,12 +10,11 @@
 //! that leading dimension, and overlap exactly when one rectangle of each intersects. Matrices
 //! with different leading dimensions are compared by range (conservatively).
 
-use crate::gemm::{DeviceRef, GeamShape, GemmItem, GemmShape, extent};
-use crate::{BackendError, BackendOp, DeviceMemory};
+use crate::{BackendError, BackendOp};
 
 /// A column-major matrix in a buffer: `rows x cols`, columns `ld` apart, from `start`.
 #[derive(Clone, Copy, Debug)]
-struct Mat {
+pub(crate) struct Mat {
     handle: u64,
     start: usize,
     rows: usize,
@@ -27,10 +26,11 @@ struct Mat {
 type Rect = ((usize, usize), (usize, usize));
 
 impl Mat {
-    fn of<M: DeviceMemory>(r: &DeviceRef<'_, M>, (rows, cols): (usize, usize), ld: usize) -> Self {
+    /// The matrix of buffer `handle` from element `start`, `rows x cols`, columns `ld` apart.
+    pub(crate) fn new(handle: u64, start: usize, (rows, cols): (usize, usize), ld: usize) -> Self {
         Mat {
-            handle: r.buffer.handle(),
-            start: r.offset,
+            handle,
+            start,
             rows,
             cols,
             ld,
@@ -38,7 +38,11 @@ impl Mat {
     }
 
     fn end(&self) -> usize {
-        self.start + extent(self.rows, self.cols, self.ld)
+        if self.empty() {
+            self.start
+        } else {
+            self.start + (self.cols - 1) * self.ld + self.rows
+        }
     }
 
     fn empty(&self) -> bool {
@@ -81,7 +85,7 @@ fn overlap(x: &Mat, y: &Mat) -> bool {
 
 /// Checks `outputs` (all of one shape) pairwise disjoint, and each of `inputs` disjoint from
 /// every output; `what` names the batch in the error.
-fn check(
+pub(crate) fn check(
     what: &str,
     mut outputs: Vec<Mat>,
     inputs: impl Iterator<Item = Mat>,
@@ -121,52 +125,6 @@ fn check(
         }
     }
     Ok(())
-}
-
-/// Whether a GEMM shape has a strided matrix (a leading dimension above its rows).
-pub(crate) fn gemm_strided(shape: &GemmShape) -> bool {
-    let (ra, _) = shape.a_stored();
-    let (rb, _) = shape.b_stored();
-    shape.lda > ra || shape.ldb > rb || shape.ldc > shape.m
-}
-
-/// The exact overlap check of a GEMM batch whose items are within their buffers.
-pub(crate) fn check_gemm<M: DeviceMemory>(
-    shape: &GemmShape,
-    items: &[GemmItem<'_, M>],
-) -> Result<(), BackendError> {
-    let c = (shape.m, shape.n);
-    let outputs = items
-        .iter()
-        .map(|it| Mat::of(&it.c, c, shape.ldc))
-        .collect();
-    let reads = shape.k > 0;
-    let inputs = items.iter().filter(|_| reads).flat_map(|it| {
-        [
-            Mat::of(&it.a, shape.a_stored(), shape.lda),
-            Mat::of(&it.b, shape.b_stored(), shape.ldb),
-        ]
-    });
-    check("the batch", outputs, inputs)
-}
-
-/// Whether a GEAM shape has a strided matrix.
-pub(crate) fn geam_strided(shape: &GeamShape) -> bool {
-    shape.lda.max(shape.ldb).max(shape.ldc) > shape.m
-}
-
-/// The exact check that no two outputs of a GEAM batch overlap (each item's own inputs are
-/// checked against its output by the caller).
-pub(crate) fn check_geam_outputs<M: DeviceMemory>(
-    shape: &GeamShape,
-    items: &[GemmItem<'_, M>],
-) -> Result<(), BackendError> {
-    let c = (shape.m, shape.n);
-    let outputs = items
-        .iter()
-        .map(|it| Mat::of(&it.c, c, shape.ldc))
-        .collect();
-    check("geam", outputs, std::iter::empty())
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 //! [`validate_strided`] before touching memory, so that a bad request is the same clear
 //! [`BackendError::InvalidArgument`] on every backend.
 
+use crate::disjoint::{self, Mat};
 use num_complex::Complex64;
 
 use super::DeviceMemory;
@@ -294,8 +295,23 @@ pub fn validate_batched<M: DeviceMemory>(
 ) -> Result<(), BackendError> {
     match validate_by_range(shape, items) {
         // Ranges of strided matrices may overlap while their elements do not: ask again, exactly.
-        Err(Overlap::Ranges(_)) if crate::disjoint::gemm_strided(shape) => {
-            crate::disjoint::check_gemm(shape, items)
+        Err(Overlap::Ranges(_))
+            if shape.lda > shape.a_stored().0
+                || shape.ldc > shape.m
+                || shape.ldb > shape.b_stored().0 =>
+        {
+            let mat =
+                |r: &DeviceRef<'_, M>, dims, ld| Mat::new(r.buffer.handle(), r.offset, dims, ld);
+            let outputs = items
+                .iter()
+                .map(|it| mat(&it.c, (shape.m, shape.n), shape.ldc));
+            let inputs = items.iter().filter(|_| shape.k > 0).flat_map(|it| {
+                [
+                    mat(&it.a, shape.a_stored(), shape.lda),
+                    mat(&it.b, shape.b_stored(), shape.ldb),
+                ]
+            });
+            disjoint::check("the batch", outputs.collect(), inputs)
         }
         Err(Overlap::Ranges(e) | Overlap::Other(e)) => Err(e),
         Ok(()) => Ok(()),
@@ -554,8 +570,11 @@ pub fn validate_geam<M: DeviceMemory>(
     }
     outputs.sort_unstable();
     if outputs.windows(2).any(|w| overlaps(&w[0], &w[1])) {
-        if crate::disjoint::geam_strided(shape) {
-            return crate::disjoint::check_geam_outputs(shape, items);
+        if shape.lda.max(shape.ldb).max(shape.ldc) > shape.m {
+            let dims = (shape.m, shape.n);
+            let mat = |r: &DeviceRef<'_, M>| Mat::new(r.buffer.handle(), r.offset, dims, shape.ldc);
+            let outputs = items.iter().map(|it| mat(&it.c)).collect();
+            return disjoint::check("geam", outputs, std::iter::empty());
         }
         return Err(BackendError::invalid(
             BackendOp::Gemm,
