@@ -7,8 +7,9 @@
 //! 8 (4N)³` flops):
 //!
 //! * `contraction`: `Engine::contract_into` on the host backend with inputs and output
-//!   resident (all hits after the warm-up), timed to the runtime's `synchronize`: today four
-//!   accumulating batched GEMMs of 16 products (one per layer), plus the launch's bookkeeping;
+//!   resident (all hits after the warm-up), timed to the runtime's `synchronize`: one GEMM of
+//!   order `4N` on tiled nodes since phase 2 (before it, four accumulating batched GEMMs of 16
+//!   products, one per layer), plus the launch's bookkeeping;
 //! * `faer-64-products`: bare faer doing the same 64 `N x N` products as 4 accumulating sets of
 //!   16 (set `b`: `out[4a+g] (+)= A[4a+b] B[4b+g]`), each set as the host backend runs a batch
 //!   of 16 small products: spread over rayon's threads, each product sequential inside;
@@ -19,7 +20,9 @@
 //! `HostBackend::new`). Before measuring, the setup checks that the three compute the same
 //! numbers (1e-12 relative). Throughput is in flops, so `Gelem/s` reads as GFLOPS.
 //! `scripts/one-gemm-table.py` prints the ratios to `faer-64-products` per N from criterion's
-//! `estimates.json` files; `docs/results/2026-11-27-one-gemm.md` has the runs.
+//! `estimates.json` files; `docs/results/2026-11-27-one-gemm.md` has the runs. Phase 2 (the
+//! tiled layout) compares two builds of this bench: `scripts/one-gemm-layout-runs.sh`,
+//! `scripts/one-gemm-layout-table.py`, `docs/results/2026-11-27-one-gemm-layout.md`.
 
 #![allow(missing_docs, clippy::expect_used)]
 

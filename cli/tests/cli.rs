@@ -218,13 +218,14 @@ fn timeline_and_report() {
     }
 }
 
-/// `memhc run` reports the batched BLAS calls it issued, in its table and in each JSON record
-/// (issue 30: one GEMM per meson contraction will change them). Six distinct meson nodes
-/// (N = 2) in two loops of three, `Tr(A B C)` and `Tr(D E F)`, at one time pair: nothing to
-/// share, so each loop is one contraction and one trace. Today a meson contraction is 4
-/// accumulating batched calls (layers of 16 products) and a trace one call: 2 x 4 + 2 = 10.
+/// `memhc run` reports the batched BLAS calls it issued, in its table and in each JSON record.
+/// Six distinct meson nodes (N = 2) in two loops of three, `Tr(A B C)` and `Tr(D E F)`, at one
+/// time pair: nothing to share, so each loop is one contraction and one trace. Meson nodes are
+/// tiled on the device (issue 30), so a meson contraction is one GEMM of the whole 4N x 4N
+/// matrices (it was 4 accumulating batched calls of 16 products) and a trace one call:
+/// 2 x 1 + 2 = 4 (it was 10).
 #[test]
-fn a_run_reports_four_blas_calls_per_meson_contraction() {
+fn a_run_reports_one_blas_call_per_meson_contraction() {
     let d = dir("gemm-calls");
     let node = |id: &str, seed: u32| {
         format!(r#"{{"id": "{id}", "spins": 16, "dims": [2, 2], "data": {{"seed": {seed}}}}}"#)
@@ -263,13 +264,13 @@ fn a_run_reports_four_blas_calls_per_meson_contraction() {
     let r = &records[0];
     assert_eq!(r["plan"]["contractions"], 2, "{r}");
     assert_eq!(r["plan"]["traces"], 2, "{r}");
-    assert_eq!(r["gemm_calls"], 10, "{r}");
-    assert_eq!(r["stats"]["gemm_calls"], 10, "{r}");
+    assert_eq!(r["gemm_calls"], 4, "{r}");
+    assert_eq!(r["stats"]["gemm_calls"], 4, "{r}");
     // The table's last column.
     let header = stdout.lines().next().unwrap();
     assert!(header.trim_end().ends_with("gemm_calls"), "{stdout}");
     let row = stdout.lines().find(|l| l.starts_with("lru")).unwrap();
-    assert_eq!(row.split_whitespace().last(), Some("10"), "{stdout}");
+    assert_eq!(row.split_whitespace().last(), Some("4"), "{stdout}");
 }
 
 /// `memhc run` that fails after its outputs were written (the correlators and the timeline,

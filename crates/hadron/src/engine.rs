@@ -30,6 +30,7 @@ use crate::mapping::{Layer, Term};
 use crate::node::{HadronNode, NodeShape};
 use crate::rowmajor::{RowMajorProduct, trace_row_item, trace_row_shape};
 use crate::shapes::ShapeTable;
+use crate::tiling;
 use crate::trace::TracePairs;
 use crate::view::MatrixView;
 
@@ -236,7 +237,13 @@ impl<B: Backend> Engine<B> {
         let layers = c.mapping.layers();
         let uncovered = c.mapping.uncovered();
         let product = RowMajorProduct::new(plan.m, plan.n, plan.k);
+        let block = c.mapping.block_product();
         self.rt.launch(stream, &list, |l| {
+            if let Some(g) = block
+                && tiling::block_product(l, (slots.a, slots.b, slots.out), plan, g)?
+            {
+                return Ok(()); // a block product covers every output
+            }
             for (i, layer) in layers.iter().enumerate() {
                 let p = product.accumulating(i > 0);
                 products(l, &p, &slots, plan, layer, slots.out)?;
@@ -271,7 +278,7 @@ impl<B: Backend> Engine<B> {
         );
         let launched = self.rt.launch(stream, &list, |l| {
             products(l, &product, &slots, plan, &numbered, tmp_slot)?;
-            accumulate(l, slots.out, tmp_slot, &by_output)
+            accumulate(l, slots.out, tmp_slot, plan, &by_output)
         });
         let released = self.rt.release(tmp);
         launched?;
@@ -331,15 +338,17 @@ impl<B: Backend> Engine<B> {
         let count = pairs.pairs().len() * m;
         let scratch = self.rt.create(Layout::new(1, count)?)?;
         let (list, slots) = accesses(a, b, &[scratch]);
-        let shape = trace_row_shape(m, k);
         let launched = self.rt.launch(stream, &list, |l| {
+            // Rows k apart (m for B) when packed, the whole matrix's when tiled.
+            let a_row = tiling::row_stride(l, slots.a, k)?;
+            let shape = trace_row_shape(tiling::row_stride(l, slots.b, m)?, k);
             let base = l.component(slots.out, 0)?;
             let mut items = Vec::with_capacity(count);
             for (p, &(sa_spin, sb_spin)) in pairs.pairs().iter().enumerate() {
                 let ra = l.component(slots.a, sa_spin)?;
                 let rb = l.component(slots.b, sb_spin)?;
                 for i in 0..m {
-                    items.push(trace_row_item(k, i, ra, rb, base.offset_by(p * m + i)));
+                    items.push(trace_row_item(a_row, i, ra, rb, base.offset_by(p * m + i)));
                 }
             }
             l.gemm_batched(&shape, &items)
@@ -410,6 +419,20 @@ fn products<B: Backend>(
     if layer.terms().is_empty() {
         return Ok(());
     }
+    let mut tiled = false;
+    for slot in [slots.a, slots.b, target] {
+        tiled |= tiling::tiled(l, slot)?;
+    }
+    if tiled {
+        // Components one whole-matrix row apart: one batch by component with those strides.
+        let p = p.with_row_strides(
+            tiling::row_stride(l, slots.a, plan.k)?,
+            tiling::row_stride(l, slots.b, plan.n)?,
+            tiling::row_stride(l, target, plan.n)?,
+        );
+        let objects = p.operands(slots.a, slots.b, target);
+        return l.gemm_components(&p.shape, objects, layer.table());
+    }
     if let Some(st) = layer.strided() {
         let mut packed = true;
         for slot in [slots.a, slots.b, target] {
@@ -448,9 +471,12 @@ fn zero<B: Backend>(
     if spins.is_empty() {
         return Ok(());
     }
+    let row = tiling::row_stride(l, slot, plan.n)?;
     let shape = GemmShape {
         k: 0,
-        ..RowMajorProduct::new(plan.m, plan.n, 1).shape
+        ..RowMajorProduct::new(plan.m, plan.n, 1)
+            .with_row_strides(1, row, row)
+            .shape
     };
     let items = spins
         .iter()
@@ -468,14 +494,36 @@ fn accumulate<B: Backend>(
     l: &Launch<'_, B>,
     out_slot: usize,
     tmp_slot: usize,
+    plan: &Plan,
     by_output: &[Vec<usize>],
 ) -> memhc_core::Result<()> {
-    // Components are contiguous: add them as (elements x 1) matrices.
-    let sum = GeamShape::dense_sum(l.layout(out_slot)?.component_elems(), 1);
-    let with = |alpha: f64, beta: f64| GeamShape {
+    // Packed components are contiguous: add them as (elements x 1) matrices. A tiled output's
+    // are not: add them as the column-major n x m matrices their row-major m x n are, the
+    // output's rows a whole-matrix row apart (the temporaries are always packed).
+    let (sum, out_row) = if tiling::tiled(l, out_slot)? {
+        let row = tiling::row_stride(l, out_slot, plan.n)?;
+        (GeamShape::dense_sum(plan.n, plan.m), row)
+    } else {
+        (GeamShape::dense_sum(plan.out_elems(), 1), plan.out_elems())
+    };
+    // `out = x T[i] + y T[j]` (or of `out` itself when no term writes it), and `out += T[j]`.
+    let from_tmp = GeamShape {
+        ldc: out_row,
+        ..sum
+    };
+    let onto_out = GeamShape {
+        lda: out_row,
+        ldc: out_row,
+        ..sum
+    };
+    let with = |alpha: f64, beta: f64, base: GeamShape| GeamShape {
         alpha: Complex64::new(alpha, 0.0),
         beta: Complex64::new(beta, 0.0),
-        ..sum
+        ..base
+    };
+    let only_out = GeamShape {
+        ldb: out_row,
+        ..onto_out
     };
     let out_ref = |s: usize| l.component(out_slot, s);
     let tmp_ref = |t: usize| l.component(tmp_slot, t);
@@ -500,9 +548,9 @@ fn accumulate<B: Backend>(
         }
     }
     for (shape, items) in [
-        (with(1.0, 1.0), &pairs),
-        (with(1.0, 0.0), &singles),
-        (with(0.0, 0.0), &empty),
+        (with(1.0, 1.0, from_tmp), &pairs),
+        (with(1.0, 0.0, from_tmp), &singles),
+        (with(0.0, 0.0, only_out), &empty),
     ] {
         if !items.is_empty() {
             l.geam_batched(&shape, items)?;
@@ -522,7 +570,7 @@ fn accumulate<B: Backend>(
                 })
             })
             .collect::<memhc_core::Result<Vec<_>>>()?;
-        l.geam_batched(&sum, &items)?;
+        l.geam_batched(&onto_out, &items)?;
     }
     Ok(())
 }

@@ -57,6 +57,7 @@ pub mod reference;
 pub mod rowmajor;
 mod shapes;
 mod term;
+mod tiling;
 pub mod trace;
 pub mod view;
 

@@ -34,6 +34,8 @@ pub struct SpinMapping {
     /// The spins of A and B the terms reach (largest index plus one), so that
     /// [`SpinMapping::check_inputs`] is O(1) when the inputs are large enough.
     reach: (usize, usize),
+    /// [`SpinMapping::block_product`], worked out once.
+    block: Option<usize>,
 }
 
 impl SpinMapping {
@@ -98,12 +100,21 @@ impl SpinMapping {
             (a.max(t.a.saturating_add(1)), b.max(t.b.saturating_add(1)))
         });
         SpinMapping {
+            block: block_product(out_spins, &terms),
             reach,
             out_spins,
             terms,
             layers: layers.into_iter().map(Layer::new).collect(),
             uncovered,
         }
+    }
+
+    /// `Some(g)` when the terms are exactly the `g x g` spin-block product
+    /// `out[g a + e] += A[g a + b] · B[g b + e]` (each `(a, b, e)` once, in any order, `g ≥ 2`):
+    /// the product of the two nodes seen as `g x g` block matrices, which on tiled nodes
+    /// ([`memhc_core::Tiles`]) is one GEMM. [`SpinMapping::meson4x4`] is `Some(4)`.
+    pub fn block_product(&self) -> Option<usize> {
+        self.block
     }
 
     /// A mapping whose number of output spins is the largest output index plus one.
@@ -203,9 +214,51 @@ impl SpinMapping {
     }
 }
 
+/// The `g` of [`SpinMapping::block_product`]: `out_spins = g²`, `g³` terms (distinct, as every
+/// mapping's are), each of the form `(g a + e, g a + b, g b + e)` with `a, b, e < g`.
+fn block_product(out_spins: usize, terms: &[Term]) -> Option<usize> {
+    let g = out_spins.isqrt();
+    if g < 2 || g * g != out_spins || terms.len() != g * out_spins {
+        return None;
+    }
+    let block = |t: &Term| {
+        let (out, a, b) = (
+            (t.out / g, t.out % g),
+            (t.a / g, t.a % g),
+            (t.b / g, t.b % g),
+        );
+        t.a < out_spins && t.b < out_spins && out.0 == a.0 && a.1 == b.0 && b.1 == out.1
+    };
+    terms.iter().all(block).then_some(g)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn block_products_are_recognised_by_their_terms_alone() {
+        assert_eq!(SpinMapping::meson4x4().block_product(), Some(4));
+        // The 3 x 3 block product, built here term by term and reversed: still one.
+        let mut terms = Vec::new();
+        for (a, b, e) in (0..27).map(|i| (i / 9, (i / 3) % 3, i % 3)) {
+            terms.push(Term::new(3 * a + e, 3 * a + b, 3 * b + e));
+        }
+        terms.reverse();
+        let m = SpinMapping::new(9, terms.clone()).expect("mapping");
+        assert_eq!(m.block_product(), Some(3));
+        // One term fewer, or one changed, or a 2 x 2 product declared with 9 outputs: not one.
+        let short = SpinMapping::new(9, terms[1..].to_vec()).expect("mapping");
+        assert_eq!(short.block_product(), None);
+        let mut changed = terms.clone();
+        changed[0] = Term::new(0, 0, 1);
+        let changed = SpinMapping::new(9, changed).expect("mapping");
+        assert_eq!(changed.block_product(), None);
+        assert_eq!(
+            SpinMapping::diagonal(16).expect("diag").block_product(),
+            None
+        );
+    }
 
     #[test]
     fn meson4x4_is_the_block_product() {

@@ -13,7 +13,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::error::{HadronError, Result};
 use crate::view::MatrixView;
-use memhc_core::Layout;
+use memhc_core::{Layout, Tiles};
 
 /// The most dimensions a component may have (a meson's have 2, a baryon's 3).
 pub const MAX_RANK: usize = 8;
@@ -78,8 +78,14 @@ impl NodeShape {
         self.dims().iter().product()
     }
 
-    /// The runtime layout: `spins` components of `component_elems` elements.
+    /// The runtime layout: `spins` components of `component_elems` elements, tiled on the
+    /// device ([`Layout::tiled`]) when the node is a `g x g` block matrix of matrices: rank 2
+    /// and `g²` spins, `g ≥ 2` (a meson node: one `4N x 4N` matrix). Baryon nodes (rank 3,
+    /// contracted through views that choose their rows), and any other, stay packed.
     pub fn layout(&self) -> Result<Layout> {
+        if let Some(tiles) = self.tiles() {
+            return Ok(Layout::tiled(tiles));
+        }
         let elems = self
             .dims()
             .iter()
@@ -88,6 +94,15 @@ impl NodeShape {
                 HadronError::BadNode(format!("component {:?} overflows", self.dims()))
             })?;
         Ok(Layout::new(self.spins, elems)?)
+    }
+
+    /// The device tiling of [`NodeShape::layout`], if the node has one.
+    pub fn tiles(&self) -> Option<Tiles> {
+        let g = self.spins.isqrt();
+        match self.dims() {
+            &[rows, cols] if g >= 2 && g * g == self.spins => Tiles::new(g, rows, cols),
+            _ => None,
+        }
     }
 
     /// Rows and columns of a component seen through `view`.

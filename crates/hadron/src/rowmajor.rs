@@ -42,6 +42,14 @@ impl RowMajorProduct {
         self
     }
 
+    /// The same products on operands whose rows are `a`, `b` and `c` elements apart instead of
+    /// dense (a tiled node's components: rows of the whole matrix, [`memhc_core::Tiles`]):
+    /// BLAS's leading dimensions, in its operand order.
+    pub fn with_row_strides(mut self, a: usize, b: usize, c: usize) -> Self {
+        (self.shape.lda, self.shape.ldb, self.shape.ldc) = blas_order(a, b, c);
+        self
+    }
+
     /// The backend item for `c = a · b` (row-major operands, given where they start).
     pub fn item<'x, M>(
         &self,
@@ -67,8 +75,8 @@ pub fn blas_order<T>(a: T, b: T, c: T) -> (T, T, T) {
 }
 
 /// The GEMM for one row of a trace: `Σ_j A[i,j] B[j,i]` for row-major `A: m x k` and
-/// `B: k x m`, as a `1 x 1 x k` product.
-pub fn trace_row_shape(m: usize, k: usize) -> GemmShape {
+/// `B: k x m` whose rows are `b_row` elements apart (`m` when dense), as a `1 x 1 x k` product.
+pub fn trace_row_shape(b_row: usize, k: usize) -> GemmShape {
     GemmShape {
         op_a: Op::N,
         op_b: Op::T,
@@ -76,22 +84,23 @@ pub fn trace_row_shape(m: usize, k: usize) -> GemmShape {
         n: 1,
         k,
         lda: 1,
-        ldb: m,
+        ldb: b_row,
         ldc: 1,
         ..GemmShape::dense(1, 1, k)
     }
 }
 
-/// The item for row `i` of a trace: A's row `i` starts at `a + i k`, B's column `i` at `b + i`.
+/// The item for row `i` of a trace: A's row `i` starts at `a + i a_row` (`a_row`: the
+/// elements between A's rows, `k` when dense), B's column `i` at `b + i`.
 pub fn trace_row_item<'x, M>(
-    k: usize,
+    a_row: usize,
     i: usize,
     a: DeviceRef<'x, M>,
     b: DeviceRef<'x, M>,
     out: DeviceRef<'x, M>,
 ) -> GemmItem<'x, M> {
     GemmItem {
-        a: a.offset_by(i * k),
+        a: a.offset_by(i * a_row),
         b: b.offset_by(i),
         c: out,
     }

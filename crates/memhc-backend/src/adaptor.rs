@@ -10,6 +10,7 @@
 
 use crate::components::ComponentBatch;
 use crate::gemm::{GeamShape, GemmItem, GemmShape, StridedBatch};
+use crate::tiles::Tiles;
 use crate::{Backend, BackendError, BackendOp, DeviceMemory, Location, MemInfo};
 
 /// One call through an [`Adaptor`], as its [`Hooks`] see it.
@@ -262,6 +263,72 @@ impl<B: Backend, H: Hooks> Backend for Adaptor<B, H> {
     ) -> Result<(), BackendError> {
         let call = Call::CopyD2H { bytes: dst.len() };
         self.hooked(call, |b| b.copy_d2h(stream, src, src_offset, dst))
+    }
+
+    fn supports_tiles(&self) -> bool {
+        self.inner.supports_tiles()
+    }
+
+    fn copy_h2d_tiled(
+        &self,
+        stream: &Self::Stream,
+        src: &[u8],
+        dst: &Self::Buffer,
+        dst_offset: usize,
+        tiles: &Tiles,
+    ) -> Result<(), BackendError> {
+        let call = Call::CopyH2D { bytes: src.len() };
+        self.hooked(call, |b| {
+            b.copy_h2d_tiled(stream, src, dst, dst_offset, tiles)
+        })
+    }
+
+    fn copy_h2d_async_tiled(
+        &self,
+        stream: &Self::Stream,
+        src: &Self::HostBuffer,
+        src_offset: usize,
+        dst: &Self::Buffer,
+        dst_offset: usize,
+        tiles: &Tiles,
+    ) -> Result<(), BackendError> {
+        let call = Call::CopyH2D {
+            bytes: tiles.bytes(),
+        };
+        self.hooked(call, |b| {
+            b.copy_h2d_async_tiled(stream, src, src_offset, dst, dst_offset, tiles)
+        })
+    }
+
+    fn copy_d2h_tiled(
+        &self,
+        stream: &Self::Stream,
+        src: &Self::Buffer,
+        src_offset: usize,
+        dst: &mut [u8],
+        tiles: &Tiles,
+    ) -> Result<(), BackendError> {
+        let call = Call::CopyD2H { bytes: dst.len() };
+        self.hooked(call, |b| {
+            b.copy_d2h_tiled(stream, src, src_offset, dst, tiles)
+        })
+    }
+
+    fn copy_d2h_async_tiled(
+        &self,
+        stream: &Self::Stream,
+        src: &Self::Buffer,
+        src_offset: usize,
+        dst: &Self::HostBuffer,
+        dst_offset: usize,
+        tiles: &Tiles,
+    ) -> Result<(), BackendError> {
+        let call = Call::CopyD2H {
+            bytes: tiles.bytes(),
+        };
+        self.hooked(call, |b| {
+            b.copy_d2h_async_tiled(stream, src, src_offset, dst, dst_offset, tiles)
+        })
     }
 
     fn gemm_batched(

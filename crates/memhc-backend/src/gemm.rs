@@ -11,6 +11,7 @@
 //! [`validate_strided`] before touching memory, so that a bad request is the same clear
 //! [`BackendError::InvalidArgument`] on every backend.
 
+use crate::disjoint::{self, Mat};
 use num_complex::Complex64;
 
 use super::DeviceMemory;
@@ -292,6 +293,50 @@ pub fn validate_batched<M: DeviceMemory>(
     shape: &GemmShape,
     items: &[GemmItem<'_, M>],
 ) -> Result<(), BackendError> {
+    match validate_by_range(shape, items) {
+        // Ranges of strided matrices may overlap while their elements do not: ask again, exactly.
+        Err(Overlap::Ranges(_))
+            if shape.lda > shape.a_stored().0
+                || shape.ldc > shape.m
+                || shape.ldb > shape.b_stored().0 =>
+        {
+            let mat =
+                |r: &DeviceRef<'_, M>, dims, ld| Mat::new(r.buffer.handle(), r.offset, dims, ld);
+            let outputs = items
+                .iter()
+                .map(|it| mat(&it.c, (shape.m, shape.n), shape.ldc));
+            let inputs = items.iter().filter(|_| shape.k > 0).flat_map(|it| {
+                [
+                    mat(&it.a, shape.a_stored(), shape.lda),
+                    mat(&it.b, shape.b_stored(), shape.ldb),
+                ]
+            });
+            disjoint::check("the batch", outputs.collect(), inputs)
+        }
+        Err(Overlap::Ranges(e) | Overlap::Other(e)) => Err(e),
+        Ok(()) => Ok(()),
+    }
+}
+
+/// Why [`validate_by_range`] refused a batch: two ranges overlap (which the exact check may
+/// still accept), or anything else.
+enum Overlap {
+    Ranges(BackendError),
+    Other(BackendError),
+}
+
+impl From<BackendError> for Overlap {
+    fn from(e: BackendError) -> Self {
+        Overlap::Other(e)
+    }
+}
+
+/// [`validate_batched`] with every matrix taken as the range from its first to its last
+/// element.
+fn validate_by_range<M: DeviceMemory>(
+    shape: &GemmShape,
+    items: &[GemmItem<'_, M>],
+) -> Result<(), Overlap> {
     shape.validate()?;
     if shape.is_empty() {
         return Ok(());
@@ -308,13 +353,13 @@ pub fn validate_batched<M: DeviceMemory>(
     for (i, it) in items.iter().enumerate() {
         let inputs_fit = shape.k == 0 || (fits(&it.a, ea) && fits(&it.b, eb));
         if !inputs_fit || !fits(&it.c, ec) {
-            return Err(out_of_range(shape.k > 0, i, it, (ea, eb, ec)));
+            return Err(out_of_range(shape.k > 0, i, it, (ea, eb, ec)).into());
         }
         let c = span(&it.c, ec);
         if let Some(p) = previous {
             sorted &= p <= c;
             if sorted && overlaps(&p, &c) {
-                return Err(outputs_overlap(&p, &c));
+                return Err(Overlap::Ranges(outputs_overlap(&p, &c)));
             }
         }
         previous = Some(c);
@@ -326,7 +371,7 @@ pub fn validate_batched<M: DeviceMemory>(
         outputs = items.iter().map(|it| span(&it.c, ec)).collect();
         outputs.sort_unstable();
         if let Some(w) = outputs.windows(2).find(|w| overlaps(&w[0], &w[1])) {
-            return Err(outputs_overlap(&w[0], &w[1]));
+            return Err(Overlap::Ranges(outputs_overlap(&w[0], &w[1])));
         }
     }
     if shape.k == 0 {
@@ -345,13 +390,13 @@ pub fn validate_batched<M: DeviceMemory>(
             // ending after the input starts.
             let i = outputs.partition_point(|o| (o.handle, o.end) <= (input.handle, input.start));
             if let Some(c) = outputs.get(i).filter(|c| overlaps(c, &input)) {
-                return Err(BackendError::invalid(
+                return Err(Overlap::Ranges(BackendError::invalid(
                     BackendOp::Gemm,
                     format!(
                         "an output (elements {}..{}) overlaps an input (elements {}..{}) in buffer {:#x}",
                         c.start, c.end, input.start, input.end, c.handle
                     ),
-                ));
+                )));
             }
         }
     }
@@ -525,6 +570,12 @@ pub fn validate_geam<M: DeviceMemory>(
     }
     outputs.sort_unstable();
     if outputs.windows(2).any(|w| overlaps(&w[0], &w[1])) {
+        if shape.lda.max(shape.ldb).max(shape.ldc) > shape.m {
+            let dims = (shape.m, shape.n);
+            let mat = |r: &DeviceRef<'_, M>| Mat::new(r.buffer.handle(), r.offset, dims, shape.ldc);
+            let outputs = items.iter().map(|it| mat(&it.c)).collect();
+            return disjoint::check("geam", outputs, std::iter::empty());
+        }
         return Err(BackendError::invalid(
             BackendOp::Gemm,
             "geam: two outputs of the batch overlap",

@@ -52,11 +52,13 @@
 
 pub mod adaptor;
 pub mod components;
+mod disjoint;
 pub mod error;
 pub mod fault;
 pub mod gemm;
 pub mod instrumented;
 pub mod ledger;
+pub mod tiles;
 pub mod timeline;
 pub mod zeroed;
 
@@ -65,6 +67,7 @@ use num_complex::Complex64;
 use components::{ComponentBatch, validate_components};
 pub use error::{BackendError, BackendOp};
 use gemm::{GeamShape, GemmItem, GemmShape, StridedBatch};
+use tiles::Tiles;
 use timeline::WorkSpan;
 
 /// Size in bytes of one element (a complex double).
@@ -247,6 +250,72 @@ pub trait Backend {
         staging.read(0, dst)
     }
 
+    /// Whether the backend implements the tiled copies ([`Backend::copy_h2d_tiled`] and the
+    /// three others): the runtime tiles objects on the device only where it does. The
+    /// provided version says no.
+    fn supports_tiles(&self) -> bool {
+        false
+    }
+
+    /// [`Backend::copy_h2d`] of a whole object in the packed order (`src`, [`Tiles::bytes`]
+    /// long) into the tiled order at `dst_offset` ([`tiles`]: one 2D copy per component).
+    /// Provided: [`BackendError::Unsupported`].
+    fn copy_h2d_tiled(
+        &self,
+        stream: &Self::Stream,
+        src: &[u8],
+        dst: &Self::Buffer,
+        dst_offset: usize,
+        tiles: &Tiles,
+    ) -> Result<(), BackendError> {
+        let _ = (stream, src, dst, dst_offset, tiles);
+        Err(no_tiles(self))
+    }
+
+    /// [`Backend::copy_h2d_async`] of a whole object, from the packed order at `src_offset`
+    /// into the tiled order at `dst_offset`. Provided: [`BackendError::Unsupported`].
+    fn copy_h2d_async_tiled(
+        &self,
+        stream: &Self::Stream,
+        src: &Self::HostBuffer,
+        src_offset: usize,
+        dst: &Self::Buffer,
+        dst_offset: usize,
+        tiles: &Tiles,
+    ) -> Result<(), BackendError> {
+        let _ = (stream, src, src_offset, dst, dst_offset, tiles);
+        Err(no_tiles(self))
+    }
+
+    /// [`Backend::copy_d2h`] of a whole object, from the tiled order at `src_offset` into the
+    /// packed order (`dst`, [`Tiles::bytes`] long). Provided: [`BackendError::Unsupported`].
+    fn copy_d2h_tiled(
+        &self,
+        stream: &Self::Stream,
+        src: &Self::Buffer,
+        src_offset: usize,
+        dst: &mut [u8],
+        tiles: &Tiles,
+    ) -> Result<(), BackendError> {
+        let _ = (stream, src, src_offset, dst, tiles);
+        Err(no_tiles(self))
+    }
+
+    /// [`Backend::copy_d2h_async`] of a whole object, from the tiled order at `src_offset`
+    /// into the packed order at `dst_offset`. Provided: [`BackendError::Unsupported`].
+    fn copy_d2h_async_tiled(
+        &self,
+        stream: &Self::Stream,
+        src: &Self::Buffer,
+        src_offset: usize,
+        dst: &Self::HostBuffer,
+        dst_offset: usize,
+        tiles: &Tiles,
+    ) -> Result<(), BackendError> {
+        let _ = (stream, src, src_offset, dst, dst_offset, tiles);
+        Err(no_tiles(self))
+    }
+
     /// Enqueues a pointer-array batch of GEMMs (any mapping of operands to items; the
     /// `cublasZgemmBatched` form).
     fn gemm_batched(
@@ -376,6 +445,11 @@ pub trait Backend {
         let _ = buffer;
         Err(no_managed(self))
     }
+}
+
+/// The error the provided tiled copies of [`Backend`] return.
+fn no_tiles<B: Backend + ?Sized>(backend: &B) -> BackendError {
+    BackendError::Unsupported(format!("{} has no tiled copies", backend.name()))
 }
 
 /// The error the provided managed-memory methods of [`Backend`] return.

@@ -75,7 +75,7 @@ impl<B: Backend> DeviceCopy<B> {
             return None;
         }
         let (block, within) = if self.packed {
-            (self.blocks.first()?, c * layout.component_elems())
+            (self.blocks.first()?, layout.component_offset(c))
         } else {
             (self.blocks.get(c)?, 0)
         };

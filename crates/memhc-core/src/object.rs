@@ -7,6 +7,7 @@
 use crate::error::{Error, Result};
 
 pub use memhc_backend::ELEMENT_BYTES;
+pub use memhc_backend::tiles::Tiles;
 pub use memhc_policy::ObjectId;
 
 /// Where an object comes from, which decides where its authoritative copy lives.
@@ -74,11 +75,24 @@ impl State {
     ];
 }
 
-/// Shape of an object: `components` components of `component_elems` complex-f64 elements each.
+/// Shape of an object: `components` components of `component_elems` complex-f64 elements each,
+/// and how they sit on the device.
+///
+/// On the host an object's components are always back to back, each in its own order (for a
+/// hadron node: row-major). On the device a packed object is the same (the *packed* layout),
+/// unless its layout is *tiled* ([`Layout::tiled`], [`Tiles`]): then its `g x g` components form
+/// one row-major matrix whose tile `(a, b)` is component `g a + b`, and the copies in and out
+/// rearrange them as they copy. The runtime records a tiled layout only where it can keep it
+/// (packing on, no managed memory, a backend with tiled copies: [`Runtime::layout`] says which
+/// an object got); elsewhere the object is packed (or unpacked) as any other.
+///
+/// [`Runtime::layout`]: crate::Runtime::layout
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct Layout {
     components: usize,
     component_elems: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tiles: Option<Tiles>,
 }
 
 impl Layout {
@@ -101,7 +115,40 @@ impl Layout {
         Ok(Layout {
             components,
             component_elems,
+            tiles: None,
         })
+    }
+
+    /// The layout of an object tiled as `tiles` on the device: `g²` components of `r x c`
+    /// elements (see the [type documentation](Layout)).
+    pub fn tiled(tiles: Tiles) -> Self {
+        Layout {
+            components: tiles.components(),
+            component_elems: tiles.component_elems(),
+            tiles: Some(tiles),
+        }
+    }
+
+    /// The tiling on the device, if the layout is tiled.
+    pub fn tiles(&self) -> Option<Tiles> {
+        self.tiles
+    }
+
+    /// The same layout, packed (not tiled) on the device.
+    pub fn untiled(self) -> Self {
+        Layout {
+            tiles: None,
+            ..self
+        }
+    }
+
+    /// Where component `c` starts in a packed block of this layout, in elements: `c` whole
+    /// components in, or the tile's place when tiled.
+    pub fn component_offset(&self, c: usize) -> usize {
+        match self.tiles {
+            Some(t) => t.offset(c).unwrap_or(c * self.component_elems),
+            None => c * self.component_elems,
+        }
     }
 
     /// Number of components (spins).

@@ -8,7 +8,10 @@
 //!   0.736; our target is >= 0.95. `zgemm-strided-x4` issues what `layered` issues, without
 //!   the runtime: four strided calls of 16 products into the same 16 outputs, the last three
 //!   accumulating. Its gap to `zgemm-strided` is the cost of four calls instead of one; the gap
-//!   from it to `layered` is the runtime's own.
+//!   from it to `layered` is the runtime's own. `zgemm-one` is one ZGEMM of order `4N`, the
+//!   same flops: what `layered` issues since meson nodes are tiled on the device (issue 30,
+//!   `docs/results/2026-11-27-one-gemm-layout.md`), so `layered` against it is the runtime's
+//!   cost and `zgemm-one` against `zgemm-strided` the layout's gain.
 //! * `fig7/N=<n>/vsize=<v>/repeat=<r>`: the synthetic workload end to end, `optimal` against
 //!   `naive` and `unified` (managed memory), at the points of MemHC Fig. 7 (N = 384 and 192,
 //!   vector size 16 with repeated rate 0 to 1; vector sizes 1 to 32 at repeated rate 1).
@@ -130,6 +133,24 @@ fn contraction(c: &mut Criterion) {
                         let shape = if l == 0 { &gemm } else { &accumulate };
                         b.gemm_strided_batched(&stream, shape, batch).unwrap();
                     }
+                    b.stream_synchronize(&stream).unwrap();
+                })
+            });
+            // One product of order 4N (issue 30): the two nodes as whole 4N x 4N matrices, what
+            // `layered` issues on tiled nodes (one call, no pointer table).
+            let whole = GemmShape::dense(4 * n, 4 * n, 4 * n);
+            let one = StridedBatch {
+                a: DeviceRef::new(&ab, 0),
+                stride_a: 0,
+                b: DeviceRef::new(&bb, 0),
+                stride_b: 0,
+                c: DeviceRef::new(&cb, 0),
+                stride_c: 0,
+                count: 1,
+            };
+            group.bench_function("zgemm-one", |bench| {
+                bench.iter(|| {
+                    b.gemm_strided_batched(&stream, &whole, &one).unwrap();
                     b.stream_synchronize(&stream).unwrap();
                 })
             });

@@ -10,7 +10,8 @@ use cudarc::driver::sys::CUdevice_attribute;
 use memhc_backend::{BackendError, BackendOp};
 use memhc_backend::{Location, MemInfo};
 use memhc_gpu::{
-    BatchedGemm, DeviceAllocation, DeviceApi, Geam, StridedGemm, Unregistered, library_path,
+    BatchedGemm, Copy2D, DeviceAllocation, DeviceApi, Geam, StridedGemm, Unregistered,
+    library_path,
 };
 
 use crate::blas::{CublasHandle, int, long};
@@ -253,6 +254,62 @@ impl DeviceApi for Cuda {
         // SAFETY: as for `copy_h2d_async`, the other way round: `dst` is page-locked and not
         // read by the host until an event after this copy completes.
         unsafe { driver::memcpy_dtoh_async(to, from, len, stream.raw()) }
+    }
+
+    fn copy_h2d_2d_async(
+        &self,
+        stream: &CudaStreamHandle,
+        src: &CudaPinned,
+        dst: &CudaMemory,
+        copy: &Copy2D,
+    ) -> Result<(), BackendError> {
+        let ((so, sl), (d_o, dl)) = (copy.src_span(), copy.dst_span());
+        let from = src.range(BackendOp::CopyH2D, so, sl)?;
+        let to = dst.range(BackendOp::CopyH2D, d_o, dl)?;
+        if copy.bytes() == 0 {
+            return Ok(());
+        }
+        self.ctx.bind()?;
+        // SAFETY: both spans lie inside their allocations (checked just above); `src` is
+        // page-locked and, by the DeviceApi contract, untouched by the host until an event
+        // after this copy completes; `dst` lives as long as the reference and freeing it waits
+        // for the device; the stream is live.
+        unsafe {
+            driver::memcpy_2d_async(
+                driver::Direction::HostToDevice,
+                (from, copy.src_pitch),
+                (to, copy.dst_pitch),
+                (copy.width, copy.height),
+                stream.raw(),
+            )
+        }
+    }
+
+    fn copy_d2h_2d_async(
+        &self,
+        stream: &CudaStreamHandle,
+        src: &CudaMemory,
+        dst: &CudaPinned,
+        copy: &Copy2D,
+    ) -> Result<(), BackendError> {
+        let ((so, sl), (d_o, dl)) = (copy.src_span(), copy.dst_span());
+        let from = src.range(BackendOp::CopyD2H, so, sl)?;
+        let to = dst.range(BackendOp::CopyD2H, d_o, dl)?;
+        if copy.bytes() == 0 {
+            return Ok(());
+        }
+        self.ctx.bind()?;
+        // SAFETY: as for `copy_h2d_2d_async`, the other way round: `dst` is page-locked and
+        // not read by the host until an event after this copy completes.
+        unsafe {
+            driver::memcpy_2d_async(
+                driver::Direction::DeviceToHost,
+                (to, copy.dst_pitch),
+                (from, copy.src_pitch),
+                (copy.width, copy.height),
+                stream.raw(),
+            )
+        }
     }
 
     fn blas_create(&self, stream: &CudaStreamHandle) -> Result<CublasHandle, BackendError> {

@@ -226,6 +226,69 @@ pub unsafe fn memcpy_dtoh_async(
     })
 }
 
+/// Which way a 2D copy goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// From page-locked host memory to the device.
+    HostToDevice,
+    /// From the device to page-locked host memory.
+    DeviceToHost,
+}
+
+/// Enqueues a 2D copy (`cuMemcpy2DAsync`): `height` rows of `width` bytes, from `host` (rows
+/// `host_pitch` apart) to `device` (rows `device_pitch` apart) or back, as `direction` says.
+///
+/// # Safety
+/// `host` is page-locked and valid for `(height - 1) host_pitch + width` bytes, `device` for
+/// `(height - 1) device_pitch + width` bytes; the host side is left untouched until the copy
+/// completes; `stream` is live.
+pub unsafe fn memcpy_2d_async(
+    direction: Direction,
+    (host, host_pitch): (*mut u8, usize),
+    (device, device_pitch): (DevicePtr, usize),
+    (width, height): (usize, usize),
+    stream: CUstream,
+) -> Result<(), BackendError> {
+    let (host_type, device_type) = (
+        sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+        sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+    );
+    let mut copy = sys::CUDA_MEMCPY2D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcMemoryType: host_type,
+        srcHost: std::ptr::null(),
+        srcDevice: 0,
+        srcArray: std::ptr::null_mut(),
+        srcPitch: 0,
+        dstXInBytes: 0,
+        dstY: 0,
+        dstMemoryType: device_type,
+        dstHost: std::ptr::null_mut(),
+        dstDevice: 0,
+        dstArray: std::ptr::null_mut(),
+        dstPitch: 0,
+        WidthInBytes: width,
+        Height: height,
+    };
+    match direction {
+        Direction::HostToDevice => {
+            (copy.srcHost, copy.srcPitch) = (host.cast_const().cast(), host_pitch);
+            (copy.dstDevice, copy.dstPitch) = (device, device_pitch);
+        }
+        Direction::DeviceToHost => {
+            (copy.srcMemoryType, copy.dstMemoryType) = (device_type, host_type);
+            (copy.srcDevice, copy.srcPitch) = (device, device_pitch);
+            (copy.dstHost, copy.dstPitch) = (host.cast(), host_pitch);
+        }
+    }
+    // SAFETY: the caller's contract; `copy` is a complete descriptor that lives through the
+    // call (the driver reads it before returning).
+    check("cuMemcpy2DAsync", unsafe {
+        sys::cuMemcpy2DAsync_v2(&copy, stream)
+    })
+}
+
 fn location(device: Option<i32>) -> sys::CUmemLocation {
     match device {
         Some(id) => sys::CUmemLocation {

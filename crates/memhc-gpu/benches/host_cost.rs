@@ -150,7 +150,7 @@ fn run_queue<B: Backend>(
         for &node in a.release_after_vector(v) {
             releasing.push(id(node)?);
         }
-        engine.warm(&releasing);
+        engine.touch_records(&releasing);
         for (i, (c, out)) in vector.iter().enumerate() {
             engine.contract_into(i % streams, c, *out)?;
             contractions += 1;

@@ -8,6 +8,7 @@ use memhc_backend::gemm::{
     GeamShape, GemmItem, GemmShape, StridedBatch, validate_batched, validate_geam, validate_strided,
 };
 use memhc_backend::ledger::Ledger;
+use memhc_backend::tiles::Tiles;
 use memhc_backend::timeline::{WorkKind, WorkSpan};
 use memhc_backend::{Backend, BackendError, BackendOp, DeviceMemory};
 use memhc_backend::{Location, MemInfo, check_range, not_managed};
@@ -15,7 +16,7 @@ use memhc_backend::{Location, MemInfo, check_range, not_managed};
 use crate::api::{BatchedGemm, DeviceAllocation, DeviceApi, Geam, PinnedAllocation, StridedGemm};
 use crate::copy_stats::{Copied, CopyCounters, CopyStats};
 use crate::event::{Fence, GpuEvent};
-use crate::memory::{GpuBuffer, GpuHostBuffer, StagingBuffer, forget_completed};
+use crate::memory::{GpuBuffer, GpuHostBuffer, forget_completed};
 use crate::options::GpuOptions;
 use crate::pointer_table;
 use crate::stream::GpuStream;
@@ -23,8 +24,9 @@ use crate::timing::{Mark, Timing};
 
 mod registered;
 mod staged;
+mod tiled;
 pub use registered::Adopted;
-use staged::{read_out, recover};
+use staged::Source;
 
 /// The [`Backend`] on one GPU, over the device API `D`: device memory under a byte budget,
 /// copies staged per stream through page-locked memory in bounded pieces, pointer-array,
@@ -406,47 +408,60 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         if dst.is_empty() {
             return Ok(());
         }
-        let (chunk, total) = (self.options.staging.chunk, dst.len());
-        let mark = self.begin(stream)?;
-        let mut pool = stream.staging();
-        let mut in_flight: Option<(StagingBuffer<D>, Fence<D>, &mut [u8])> = None;
-        let mut outcome = Ok(());
-        for (i, piece) in dst.chunks_mut(chunk).enumerate() {
-            let next = self.download(
-                stream,
-                &mut pool,
-                src.memory(),
-                src_offset + i * chunk,
-                piece.len(),
-            );
-            let done = match in_flight.take() {
-                Some((b, f, out)) => read_out(&mut pool, b, &f, out),
-                None => Ok(()),
-            };
-            match next {
-                Ok((b, f)) => in_flight = Some((b, f, piece)),
-                Err(e) => outcome = Err(e),
-            }
-            outcome = done.and(outcome);
-            if outcome.is_err() {
-                break;
-            }
-        }
-        if outcome.is_err() {
-            // What is still queued must finish before its buffer is reused.
-            if let Some((b, _, _)) = in_flight.take() {
-                recover(&mut pool, stream, b);
-            }
-            return self.end(stream, WorkKind::CopyD2H, mark, outcome);
-        }
-        // The end is recorded right after the last copy, before the host waits for it.
-        self.end(stream, WorkKind::CopyD2H, mark, Ok(()))?;
-        match in_flight {
-            Some((b, f, out)) => read_out(&mut pool, b, &f, out),
-            None => Ok(()),
-        }?;
-        self.copies.add(Copied::StagedD2h, total);
-        Ok(())
+        let chunk = self.options.staging.chunk;
+        let pieces = dst.chunks_mut(chunk).enumerate();
+        let pieces = pieces.map(|(i, piece)| (Source::Plain(src_offset + i * chunk), piece));
+        self.download_pieces(stream, src.memory(), pieces)
+    }
+
+    fn supports_tiles(&self) -> bool {
+        true
+    }
+
+    fn copy_h2d_tiled(
+        &self,
+        stream: &GpuStream<D>,
+        src: &[u8],
+        dst: &GpuBuffer<D>,
+        dst_offset: usize,
+        tiles: &Tiles,
+    ) -> Result<(), BackendError> {
+        self.h2d_tiled(stream, src, dst, dst_offset, tiles)
+    }
+
+    fn copy_h2d_async_tiled(
+        &self,
+        stream: &GpuStream<D>,
+        src: &GpuHostBuffer<D>,
+        src_offset: usize,
+        dst: &GpuBuffer<D>,
+        dst_offset: usize,
+        tiles: &Tiles,
+    ) -> Result<(), BackendError> {
+        self.h2d_async_tiled(stream, (src, src_offset), (dst, dst_offset), tiles)
+    }
+
+    fn copy_d2h_tiled(
+        &self,
+        stream: &GpuStream<D>,
+        src: &GpuBuffer<D>,
+        src_offset: usize,
+        dst: &mut [u8],
+        tiles: &Tiles,
+    ) -> Result<(), BackendError> {
+        self.d2h_tiled(stream, src, src_offset, dst, tiles)
+    }
+
+    fn copy_d2h_async_tiled(
+        &self,
+        stream: &GpuStream<D>,
+        src: &GpuBuffer<D>,
+        src_offset: usize,
+        dst: &GpuHostBuffer<D>,
+        dst_offset: usize,
+        tiles: &Tiles,
+    ) -> Result<(), BackendError> {
+        self.d2h_async_tiled(stream, (src, src_offset), (dst, dst_offset), tiles)
     }
 
     /// Checked item by item, then one pointer-array batched GEMM: the pointer table uploaded

@@ -6,7 +6,9 @@
 use memhc_backend::MemInfo;
 use memhc_backend::gemm::{GemmShape, Op};
 use memhc_backend::{BackendError, BackendOp};
-use memhc_gpu::{BatchedGemm, DeviceApi, Geam, Probe, StridedGemm, Unregistered, library_path};
+use memhc_gpu::{
+    BatchedGemm, Copy2D, DeviceApi, Geam, Probe, StridedGemm, Unregistered, library_path,
+};
 use num_complex::Complex64;
 
 use crate::check::{self, GemmArgs, Libs};
@@ -285,6 +287,67 @@ impl DeviceApi for Hip {
                 from.cast_const().cast(),
                 len,
                 HIP_MEMCPY_HOST_TO_DEVICE,
+                stream.raw(),
+            )
+        }
+    }
+
+    fn copy_h2d_2d_async(
+        &self,
+        stream: &HipStreamHandle,
+        src: &HipPinned,
+        dst: &HipMemory,
+        copy: &Copy2D,
+    ) -> Result<(), BackendError> {
+        let ((so, sl), (d_o, dl)) = (copy.src_span(), copy.dst_span());
+        let from = src.range(BackendOp::CopyH2D, so, sl)?;
+        let to = dst.range(BackendOp::CopyH2D, d_o, dl)?;
+        if copy.bytes() == 0 {
+            return Ok(());
+        }
+        stream.bind()?;
+        // SAFETY: both spans lie inside their allocations (checked just above); `src` is
+        // page-locked and, by the DeviceApi contract, untouched by the host until an event
+        // after this copy completes; `dst` lives as long as the reference and hipFree waits
+        // for the device; the stream is live.
+        unsafe {
+            check::memcpy_2d_async(
+                self.libs,
+                (check::device_ptr(to), copy.dst_pitch),
+                (from.cast_const().cast(), copy.src_pitch),
+                (copy.width, copy.height),
+                HIP_MEMCPY_HOST_TO_DEVICE,
+                stream.raw(),
+            )
+        }
+    }
+
+    fn copy_d2h_2d_async(
+        &self,
+        stream: &HipStreamHandle,
+        src: &HipMemory,
+        dst: &HipPinned,
+        copy: &Copy2D,
+    ) -> Result<(), BackendError> {
+        let ((so, sl), (d_o, dl)) = (copy.src_span(), copy.dst_span());
+        let from = src.range(BackendOp::CopyD2H, so, sl)?;
+        let to = dst.range(BackendOp::CopyD2H, d_o, dl)?;
+        if copy.bytes() == 0 {
+            return Ok(());
+        }
+        stream.bind()?;
+        // SAFETY: as for `copy_h2d_2d_async`, the other way round: `dst` is page-locked and
+        // not read by the host until an event after this copy completes.
+        unsafe {
+            check::memcpy_2d_async(
+                self.libs,
+                (to.cast(), copy.dst_pitch),
+                (
+                    check::device_ptr::<std::ffi::c_void>(from).cast_const(),
+                    copy.src_pitch,
+                ),
+                (copy.width, copy.height),
+                HIP_MEMCPY_DEVICE_TO_HOST,
                 stream.raw(),
             )
         }

@@ -259,6 +259,25 @@ pub(crate) unsafe fn memcpy_async(
     })
 }
 
+/// Enqueues a 2D copy (`hipMemcpy2DAsync`): `height` rows of `width` bytes from `src` (rows
+/// `spitch` apart) to `dst` (rows `dpitch` apart).
+///
+/// # Safety
+/// As [`memcpy_async`], for the spans `(height - 1) pitch + width` of each side.
+pub(crate) unsafe fn memcpy_2d_async(
+    libs: Libs,
+    (dst, dpitch): (*mut c_void, usize),
+    (src, spitch): (*const c_void, usize),
+    (width, height): (usize, usize),
+    kind: c_int,
+    stream: HipStreamT,
+) -> Result<(), BackendError> {
+    // SAFETY: the caller guarantees both spans and the stream.
+    hip(libs, "hipMemcpy2DAsync", unsafe {
+        (libs.hip.hipMemcpy2DAsync)(dst, dpitch, src, spitch, width, height, kind, stream)
+    })
+}
+
 /// A device address as the pointer type HIP and rocBLAS take. The address is never
 /// dereferenced on the host, so it carries no provenance.
 pub(crate) fn device_ptr<T>(addr: u64) -> *mut T {

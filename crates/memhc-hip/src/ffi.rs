@@ -153,6 +153,16 @@ api! {
             kind: c_int,
             stream: HipStreamT,
         ) -> HipError;
+        fn hipMemcpy2DAsync(
+            dst: *mut c_void,
+            dpitch: usize,
+            src: *const c_void,
+            spitch: usize,
+            width: usize,
+            height: usize,
+            kind: c_int,
+            stream: HipStreamT,
+        ) -> HipError;
         fn hipStreamCreateWithFlags(stream: *mut HipStreamT, flags: c_uint) -> HipError;
         fn hipStreamDestroy(stream: HipStreamT) -> HipError;
         fn hipStreamSynchronize(stream: HipStreamT) -> HipError;
@@ -543,7 +553,8 @@ mod tests {
 
     #[test]
     fn tables_list_every_symbol_once() {
-        assert_eq!(HipApi::SYMBOLS.len(), 26);
+        // 27 since hipHostRegister, hipHostUnregister (issue 29) and hipMemcpy2DAsync (issue 30).
+        assert_eq!(HipApi::SYMBOLS.len(), 27);
         assert_eq!(BlasApi::SYMBOLS.len(), 9);
         let mut all: Vec<&str> = HipApi::SYMBOLS
             .iter()
@@ -552,6 +563,6 @@ mod tests {
             .collect();
         all.sort_unstable();
         all.dedup();
-        assert_eq!(all.len(), 35);
+        assert_eq!(all.len(), 36);
     }
 }

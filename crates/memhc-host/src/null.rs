@@ -27,6 +27,7 @@ use memhc_backend::gemm::{
     GeamShape, GemmItem, GemmShape, StridedBatch, validate_batched, validate_geam, validate_strided,
 };
 use memhc_backend::ledger::{Ledger, Reservation};
+use memhc_backend::tiles::Tiles;
 use memhc_backend::zeroed::LazyZeroed;
 use memhc_backend::{
     Backend, DeviceMemory, HostMemory, Location, MemInfo, check_range, not_managed,
@@ -248,6 +249,58 @@ impl Backend for NullBackend {
         dst: &mut [u8],
     ) -> Result<(), BackendError> {
         Self::check_range(BackendOp::CopyD2H, src.bytes(), src_offset, dst.len())
+    }
+
+    fn supports_tiles(&self) -> bool {
+        true
+    }
+
+    fn copy_h2d_tiled(
+        &self,
+        _: &(),
+        src: &[u8],
+        dst: &NullBuffer,
+        dst_offset: usize,
+        tiles: &Tiles,
+    ) -> Result<(), BackendError> {
+        tiles.check_len(BackendOp::CopyH2D, src.len())?;
+        Self::check_range(BackendOp::CopyH2D, dst.bytes(), dst_offset, src.len())
+    }
+
+    fn copy_h2d_async_tiled(
+        &self,
+        s: &(),
+        src: &NullHostBuffer,
+        src_offset: usize,
+        dst: &NullBuffer,
+        dst_offset: usize,
+        tiles: &Tiles,
+    ) -> Result<(), BackendError> {
+        self.copy_h2d_async(s, src, src_offset, dst, dst_offset, tiles.bytes())
+    }
+
+    fn copy_d2h_tiled(
+        &self,
+        _: &(),
+        src: &NullBuffer,
+        src_offset: usize,
+        dst: &mut [u8],
+        tiles: &Tiles,
+    ) -> Result<(), BackendError> {
+        tiles.check_len(BackendOp::CopyD2H, dst.len())?;
+        Self::check_range(BackendOp::CopyD2H, src.bytes(), src_offset, dst.len())
+    }
+
+    fn copy_d2h_async_tiled(
+        &self,
+        s: &(),
+        src: &NullBuffer,
+        src_offset: usize,
+        dst: &NullHostBuffer,
+        dst_offset: usize,
+        tiles: &Tiles,
+    ) -> Result<(), BackendError> {
+        self.copy_d2h_async(s, src, src_offset, dst, dst_offset, tiles.bytes())
     }
 
     fn gemm_batched(

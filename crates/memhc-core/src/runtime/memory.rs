@@ -374,8 +374,15 @@ impl<B: Backend> Runtime<B> {
             let (buffer, offset) = block
                 .place(self.space.arena_buffer())
                 .ok_or_else(|| Error::Internal(format!("{id} is in an arena that is not there")))?;
-            self.backend
-                .copy_d2h(s, buffer, offset, as_bytes_mut(values))?;
+            match layout.tiles() {
+                Some(t) => {
+                    self.backend
+                        .copy_d2h_tiled(s, buffer, offset, as_bytes_mut(values), &t)?
+                }
+                None => self
+                    .backend
+                    .copy_d2h(s, buffer, offset, as_bytes_mut(values))?,
+            }
         }
         Ok(host.into())
     }
@@ -404,8 +411,14 @@ impl<B: Backend> Runtime<B> {
                     let (buffer, offset) = placed(block, self.space.arena_buffer(), id)?;
                     let at = i * chunk;
                     let len = chunk.min(total.saturating_sub(at));
-                    self.backend
-                        .copy_d2h_async(s, buffer, offset, dst, at, len)?;
+                    match layout.tiles() {
+                        Some(t) => self
+                            .backend
+                            .copy_d2h_async_tiled(s, buffer, offset, dst, at, &t)?,
+                        None => self
+                            .backend
+                            .copy_d2h_async(s, buffer, offset, dst, at, len)?,
+                    }
                 }
                 Ok(())
             });
@@ -439,8 +452,14 @@ impl<B: Backend> Runtime<B> {
                 let (buffer, offset) = place(block)?;
                 let at = i * chunk;
                 let len = chunk.min(total.saturating_sub(at));
-                self.backend
-                    .copy_h2d_async(s, src, at, buffer, offset, len)?;
+                match e.layout.tiles() {
+                    Some(t) => self
+                        .backend
+                        .copy_h2d_async_tiled(s, src, at, buffer, offset, &t)?,
+                    None => self
+                        .backend
+                        .copy_h2d_async(s, src, at, buffer, offset, len)?,
+                }
             }
             let event = self.backend.create_event()?;
             self.backend.record_event(&event, s)?;
@@ -452,7 +471,12 @@ impl<B: Backend> Runtime<B> {
         let values = host.as_slice().unwrap_or_default();
         for (values, block) in values.chunks(chunk).zip(&r.blocks) {
             let (buffer, offset) = place(block)?;
-            self.backend.copy_h2d(s, as_bytes(values), buffer, offset)?;
+            match e.layout.tiles() {
+                Some(t) => self
+                    .backend
+                    .copy_h2d_tiled(s, as_bytes(values), buffer, offset, &t)?,
+                None => self.backend.copy_h2d(s, as_bytes(values), buffer, offset)?,
+            }
         }
         Ok(())
     }

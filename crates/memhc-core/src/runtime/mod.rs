@@ -272,6 +272,9 @@ impl<B: Backend> Runtime<B> {
         layout: Layout,
         life: impl FnOnce(&mut TransitionLog) -> Lifecycle<B>,
     ) -> ObjectId {
+        // A tiled layout only where the copies and views can keep it (see `Layout`).
+        let tileable = self.config.packing && !self.config.managed && self.backend.supports_tiles();
+        let layout = if tileable { layout } else { layout.untiled() };
         let id = self.objects.make(kind, layout, life);
         self.policy.on_register(id);
         self.events
@@ -288,7 +291,8 @@ impl<B: Backend> Runtime<B> {
         self.objects.life_mut(id)
     }
 
-    /// The layout of an object.
+    /// The layout of an object, as the runtime keeps it: tiled on the device only where the
+    /// caller asked for it and the runtime can keep it (see [`Layout`]).
     pub fn layout(&self, id: ObjectId) -> Result<Layout> {
         Ok(self.entry(id)?.layout)
     }

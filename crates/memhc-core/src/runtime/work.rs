@@ -103,10 +103,9 @@ impl<'r, B: Backend> Components<'_, 'r, B> {
     pub fn get(&self, c: usize) -> Option<DeviceRef<'r, B::Buffer>> {
         let o = self.object;
         match o.whole {
-            Some((buffer, _, first)) if c < o.layout.components() => Some(DeviceRef::new(
-                buffer,
-                first + c * o.layout.component_elems(),
-            )),
+            Some((buffer, _, first)) if c < o.layout.components() => {
+                Some(DeviceRef::new(buffer, first + o.layout.component_offset(c)))
+            }
             Some(_) => None,
             None => o.resident.component(&o.layout, c, self.arena),
         }
@@ -123,9 +122,13 @@ impl<'r, B: Backend> Components<'_, 'r, B> {
         })
     }
 
-    /// A packed object's components as plain arithmetic (`None` if the object is unpacked).
+    /// A packed object's components as plain arithmetic (`None` if the object is unpacked, or
+    /// tiled: its components are not a constant stride apart).
     fn packed(&self) -> Option<Packed<'r, B>> {
         let o = self.object;
+        if o.layout.tiles().is_some() {
+            return None;
+        }
         o.whole.map(|(buffer, _, first)| Packed {
             buffer,
             first,

@@ -70,8 +70,24 @@ impl<B: Backend> Runtime<B> {
                         block.place(self.space.arena_buffer()).ok_or_else(|| {
                             Error::Internal(format!("{id} is in an arena that is not there"))
                         })?;
-                    self.backend
-                        .copy_d2h_async(s, src, offset, &buffer, i * chunk, chunk)?;
+                    match layout.tiles() {
+                        Some(t) => self.backend.copy_d2h_async_tiled(
+                            s,
+                            src,
+                            offset,
+                            &buffer,
+                            i * chunk,
+                            &t,
+                        )?,
+                        None => self.backend.copy_d2h_async(
+                            s,
+                            src,
+                            offset,
+                            &buffer,
+                            i * chunk,
+                            chunk,
+                        )?,
+                    }
                 }
                 let event = self.backend.create_event()?;
                 self.backend.record_event(&event, s)?;

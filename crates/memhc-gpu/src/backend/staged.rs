@@ -4,12 +4,31 @@
 use memhc_backend::BackendError;
 
 use super::GpuBackend;
-use crate::api::{DeviceApi, PinnedAllocation};
+use memhc_backend::timeline::WorkKind;
+
+use crate::api::{Copy2D, DeviceApi, PinnedAllocation};
 use crate::copy_stats::Copied;
 use crate::event::Fence;
 use crate::memory::StagingBuffer;
 use crate::staging::Completion;
 use crate::stream::{GpuStream, Pool};
+
+/// Where one piece of a copy back comes from on the device.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Source {
+    /// Contiguous bytes from this offset.
+    Plain(usize),
+    /// Rows of `width` bytes, `pitch` apart, from `offset` (one component of a tiled object,
+    /// or some of its rows: a 2D copy).
+    Rows {
+        /// Where the first row starts.
+        offset: usize,
+        /// Bytes between rows.
+        pitch: usize,
+        /// Bytes of a row.
+        width: usize,
+    },
+}
 
 impl<D: DeviceApi> GpuBackend<D> {
     /// Gives a staging buffer back after `result`, the enqueueing of a copy that reads or
@@ -69,20 +88,86 @@ impl<D: DeviceApi> GpuBackend<D> {
         Ok(())
     }
 
-    /// Enqueues a copy of `len` bytes of `src` from byte `offset` into a staging buffer of the
+    /// Copies pieces of `src` back into host slices through the stream's staging buffers,
+    /// pipelined: the copy of the next piece is enqueued before the host reads the previous
+    /// one out. Each piece is where it comes from and the slice it fills (of its length).
+    pub(super) fn download_pieces<'a>(
+        &self,
+        stream: &GpuStream<D>,
+        src: &D::Memory,
+        pieces: impl Iterator<Item = (Source, &'a mut [u8])>,
+    ) -> Result<(), BackendError> {
+        let mark = self.begin(stream)?;
+        let mut pool = stream.staging();
+        let mut in_flight: Option<(StagingBuffer<D>, Fence<D>, &mut [u8])> = None;
+        let mut outcome = Ok(());
+        let mut total = 0;
+        for (from, piece) in pieces {
+            total += piece.len();
+            let next = self.download(stream, &mut pool, src, from, piece.len());
+            let done = match in_flight.take() {
+                Some((b, f, out)) => read_out(&mut pool, b, &f, out),
+                None => Ok(()),
+            };
+            match next {
+                Ok((b, f)) => in_flight = Some((b, f, piece)),
+                Err(e) => outcome = Err(e),
+            }
+            outcome = done.and(outcome);
+            if outcome.is_err() {
+                break;
+            }
+        }
+        if outcome.is_err() {
+            // What is still queued must finish before its buffer is reused.
+            if let Some((b, _, _)) = in_flight.take() {
+                recover(&mut pool, stream, b);
+            }
+            return self.end(stream, WorkKind::CopyD2H, mark, outcome);
+        }
+        // The end is recorded right after the last copy, before the host waits for it.
+        self.end(stream, WorkKind::CopyD2H, mark, Ok(()))?;
+        match in_flight {
+            Some((b, f, out)) => read_out(&mut pool, b, &f, out),
+            None => Ok(()),
+        }?;
+        self.copies.add(Copied::StagedD2h, total);
+        Ok(())
+    }
+
+    /// Enqueues a copy of `len` bytes of `src` from `from` into a staging buffer of the
     /// stream, and the fence after it.
     pub(super) fn download(
         &self,
         stream: &GpuStream<D>,
         pool: &mut Pool<D>,
         src: &D::Memory,
-        offset: usize,
+        from: Source,
         len: usize,
     ) -> Result<(StagingBuffer<D>, Fence<D>), BackendError> {
         let buffer = pool.acquire(len, |n| self.api.host_alloc(n).map(StagingBuffer))?;
-        let copied = self
-            .api
-            .copy_d2h_async(stream.raw(), src, offset, &buffer.0, 0, len);
+        let copied = match from {
+            Source::Plain(offset) => {
+                self.api
+                    .copy_d2h_async(stream.raw(), src, offset, &buffer.0, 0, len)
+            }
+            Source::Rows {
+                offset,
+                pitch,
+                width,
+            } => {
+                let copy = Copy2D {
+                    src_offset: offset,
+                    src_pitch: pitch,
+                    dst_offset: 0,
+                    dst_pitch: width,
+                    width,
+                    height: len / width.max(1),
+                };
+                self.api
+                    .copy_d2h_2d_async(stream.raw(), src, &buffer.0, &copy)
+            }
+        };
         match copied.and_then(|()| self.fence(stream)) {
             Ok(fence) => Ok((buffer, fence)),
             Err(e) => {

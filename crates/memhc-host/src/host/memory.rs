@@ -18,36 +18,6 @@ pub(crate) struct Cell {
     pub(super) pending: AtomicUsize,
 }
 
-/// Copies `len` bytes of `from` (from byte `src_offset`) into `to` (from byte `dst_offset`),
-/// a copy job's work: the two locks are taken in one global order (by address), so that two
-/// copies between the same two cells in opposite directions, on two streams, cannot deadlock.
-pub(super) fn copy_between(
-    op: BackendOp,
-    from: &Cell,
-    src_offset: usize,
-    to: &Cell,
-    dst_offset: usize,
-    len: usize,
-) -> Result<(), BackendError> {
-    let poisoned = || BackendError::Async {
-        op,
-        message: "buffer lock poisoned".into(),
-    };
-    let from_first = std::ptr::from_ref(from) < std::ptr::from_ref(to);
-    let (data, mut out) = if from_first {
-        let data = from.data.read().map_err(|_| poisoned())?;
-        (data, to.data.write().map_err(|_| poisoned())?)
-    } else {
-        let out = to.data.write().map_err(|_| poisoned())?;
-        (from.data.read().map_err(|_| poisoned())?, out)
-    };
-    let src_bytes: &[u8] = bytemuck::cast_slice(data.as_slice());
-    let dst_bytes: &mut [u8] = bytemuck::cast_slice_mut(out.as_mut_slice());
-    dst_bytes[dst_offset..dst_offset + len]
-        .copy_from_slice(&src_bytes[src_offset..src_offset + len]);
-    Ok(())
-}
-
 /// One allocation of the host backend.
 #[derive(Debug)]
 pub struct HostBuffer {

@@ -24,6 +24,7 @@
 //! while it runs, so a missing dependency shows up as a wrong order of execution, never as
 //! undefined behaviour.
 
+mod copies;
 mod event;
 mod gemm;
 pub mod managed;
@@ -41,12 +42,12 @@ use memhc_backend::components::{ComponentBatch, validate_components};
 use memhc_backend::gemm::{
     GeamShape, GemmItem, GemmShape, StridedBatch, validate_batched, validate_geam, validate_strided,
 };
+use memhc_backend::tiles::Tiles;
 use memhc_backend::timeline::{WorkKind, WorkSpan};
 use memhc_backend::{Backend, BackendError, BackendOp, ELEMENT_BYTES, Location, MemInfo};
 use memhc_backend::{check_range, ledger::Ledger};
 
 pub use event::HostEvent;
-use memory::copy_between;
 pub use memory::{HostBuffer, HostPinned};
 pub use stream::HostStream;
 
@@ -332,26 +333,7 @@ impl Backend for HostBackend {
         dst: &HostBuffer,
         dst_offset: usize,
     ) -> Result<(), BackendError> {
-        check_copy_range(BackendOp::CopyH2D, dst, dst_offset, src.len())?;
-        if src.is_empty() {
-            return Ok(());
-        }
-        let staged = src.to_vec();
-        let cell = Arc::clone(&dst.cell);
-        self.submit(
-            stream,
-            WorkKind::CopyH2D,
-            vec![Arc::clone(&cell)],
-            move |_done| {
-                let mut data = cell.data.write().map_err(|_| BackendError::Async {
-                    op: BackendOp::CopyH2D,
-                    message: "buffer lock poisoned".into(),
-                })?;
-                let bytes: &mut [u8] = bytemuck::cast_slice_mut(data.as_mut_slice());
-                bytes[dst_offset..dst_offset + staged.len()].copy_from_slice(&staged);
-                Ok(())
-            },
-        )
+        self.write_in(stream, src, dst, dst_offset, None)
     }
 
     fn alloc_host(&self, bytes: usize) -> Result<HostPinned, BackendError> {
@@ -386,22 +368,7 @@ impl Backend for HostBackend {
         dst_offset: usize,
         len: usize,
     ) -> Result<(), BackendError> {
-        check_range(
-            BackendOp::CopyH2D,
-            "host buffer",
-            src.bytes,
-            src_offset,
-            len,
-        )?;
-        check_copy_range(BackendOp::CopyH2D, dst, dst_offset, len)?;
-        if len == 0 {
-            return Ok(());
-        }
-        let (from, to) = (Arc::clone(&src.cell), Arc::clone(&dst.cell));
-        let cells = vec![Arc::clone(&from), Arc::clone(&to)];
-        self.submit(stream, WorkKind::CopyH2D, cells, move |_done| {
-            copy_between(BackendOp::CopyH2D, &from, src_offset, &to, dst_offset, len)
-        })
+        self.upload(stream, src, src_offset, dst, dst_offset, len, None)
     }
 
     fn copy_d2h_async(
@@ -413,22 +380,7 @@ impl Backend for HostBackend {
         dst_offset: usize,
         len: usize,
     ) -> Result<(), BackendError> {
-        check_copy_range(BackendOp::CopyD2H, src, src_offset, len)?;
-        check_range(
-            BackendOp::CopyD2H,
-            "host buffer",
-            dst.bytes,
-            dst_offset,
-            len,
-        )?;
-        if len == 0 {
-            return Ok(());
-        }
-        let (from, to) = (Arc::clone(&src.cell), Arc::clone(&dst.cell));
-        let cells = vec![Arc::clone(&from), Arc::clone(&to)];
-        self.submit(stream, WorkKind::CopyD2H, cells, move |_done| {
-            copy_between(BackendOp::CopyD2H, &from, src_offset, &to, dst_offset, len)
-        })
+        self.download(stream, src, src_offset, dst, dst_offset, len, None)
     }
 
     fn copy_d2h(
@@ -438,44 +390,59 @@ impl Backend for HostBackend {
         src_offset: usize,
         dst: &mut [u8],
     ) -> Result<(), BackendError> {
-        check_copy_range(BackendOp::CopyD2H, src, src_offset, dst.len())?;
-        if dst.is_empty() {
-            return Ok(());
-        }
-        let len = dst.len();
-        let cell = Arc::clone(&src.cell);
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(1);
-        self.submit(
-            stream,
-            WorkKind::CopyD2H,
-            vec![Arc::clone(&cell)],
-            move |done| {
-                let data = cell.data.read().map_err(|_| BackendError::Async {
-                    op: BackendOp::CopyD2H,
-                    message: "buffer lock poisoned".into(),
-                })?;
-                let bytes: &[u8] = bytemuck::cast_slice(data.as_slice());
-                let copied = bytes[src_offset..src_offset + len].to_vec();
-                drop(data);
-                // The caller may free the buffer as soon as it has the bytes: stop counting first.
-                drop(done);
-                // The receiver only disappears if the caller is gone; nothing to report then.
-                let _ = tx.send(copied);
-                Ok(())
-            },
-        )?;
-        let copied = rx.recv().map_err(|_| {
-            // The job failed or the stream stopped: report the stream's own error if it has one.
-            match stream.state.wait_idle() {
-                Err(e) => e,
-                Ok(()) => BackendError::Async {
-                    op: BackendOp::CopyD2H,
-                    message: "the copy did not run".into(),
-                },
-            }
-        })?;
-        dst.copy_from_slice(&copied);
-        Ok(())
+        self.read_out(stream, src, src_offset, dst, None)
+    }
+
+    fn supports_tiles(&self) -> bool {
+        true
+    }
+
+    fn copy_h2d_tiled(
+        &self,
+        stream: &HostStream,
+        src: &[u8],
+        dst: &HostBuffer,
+        dst_offset: usize,
+        tiles: &Tiles,
+    ) -> Result<(), BackendError> {
+        self.write_in(stream, src, dst, dst_offset, Some(*tiles))
+    }
+
+    fn copy_h2d_async_tiled(
+        &self,
+        stream: &HostStream,
+        src: &HostPinned,
+        src_offset: usize,
+        dst: &HostBuffer,
+        dst_offset: usize,
+        tiles: &Tiles,
+    ) -> Result<(), BackendError> {
+        let len = tiles.bytes();
+        self.upload(stream, src, src_offset, dst, dst_offset, len, Some(*tiles))
+    }
+
+    fn copy_d2h_tiled(
+        &self,
+        stream: &HostStream,
+        src: &HostBuffer,
+        src_offset: usize,
+        dst: &mut [u8],
+        tiles: &Tiles,
+    ) -> Result<(), BackendError> {
+        self.read_out(stream, src, src_offset, dst, Some(*tiles))
+    }
+
+    fn copy_d2h_async_tiled(
+        &self,
+        stream: &HostStream,
+        src: &HostBuffer,
+        src_offset: usize,
+        dst: &HostPinned,
+        dst_offset: usize,
+        tiles: &Tiles,
+    ) -> Result<(), BackendError> {
+        let len = tiles.bytes();
+        self.download(stream, src, src_offset, dst, dst_offset, len, Some(*tiles))
     }
 
     fn gemm_batched(

@@ -17,7 +17,7 @@
 //! passes. The host backend runs the suite in this crate's `tests/host.rs`.
 //!
 //! The checks are grouped by subject, one file each: memory and copies, GEMM and GEAM, streams
-//! and events, managed memory, and the reference itself; all are re-exported here.
+//! and events, managed memory, tiled objects, and the reference itself; all are re-exported here.
 //!
 //! The GEMM reference here is a plain triple loop over the definition, on purpose: it is the
 //! independent implementation results are compared against (relative Frobenius error at most
@@ -74,6 +74,7 @@ mod managed;
 mod memory;
 mod ordering;
 mod reference;
+mod tiles;
 
 pub use components::*;
 pub use gemm::*;
@@ -81,6 +82,7 @@ pub use managed::*;
 pub use memory::*;
 pub use ordering::*;
 pub use reference::*;
+pub use tiles::*;
 
 fn upload<B: Backend>(b: &B, s: &B::Stream, data: &[Complex64]) -> Result<B::Buffer, Failure> {
     let buf = b.alloc(data.len() * ELEMENT_BYTES)?;
@@ -120,6 +122,8 @@ pub fn run_all<B: Backend>(b: &B) -> Check {
     stream_order_is_kept(b)?;
     events_order_streams(b)?;
     events_and_synchronisation(b)?;
+    tiled_copies_follow_the_layout(b)?;
+    gemm_on_tiles_matches_reference(b)?;
     managed_memory_round_trip(b)
 }
 
@@ -146,6 +150,8 @@ macro_rules! backend_conformance_tests {
             stream_order_is_kept,
             events_order_streams,
             events_and_synchronisation,
+            tiled_copies_follow_the_layout,
+            gemm_on_tiles_matches_reference,
             managed_memory_round_trip,
         );
     };

@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use memhc_core::backend::{Location, MemInfo, check_range};
 use memhc_core::{BackendError, BackendOp};
 use memhc_gpu::{
-    BatchedGemm, DeviceAllocation, DeviceApi, Geam, PinnedAllocation, StridedGemm, Unregistered,
+    BatchedGemm, Copy2D, DeviceAllocation, DeviceApi, Geam, PinnedAllocation, StridedGemm, Unregistered,
 };
 use meter::Meter;
 use state::{PinnedData, Queue, State, Work, lock};
@@ -660,6 +660,56 @@ impl DeviceApi for Fake {
             len,
         };
         self.enqueue(stream.id, work);
+        Ok(())
+    }
+
+    /// One copy in the statistics (as a driver sees one call), its rows as queued work.
+    fn copy_h2d_2d_async(
+        &self,
+        stream: &FakeStream,
+        src: &FakePinned,
+        dst: &FakeMemory,
+        copy: &Copy2D,
+    ) -> Result<(), BackendError> {
+        let ((so, sl), (d_o, dl)) = (copy.src_span(), copy.dst_span());
+        check_range(BackendOp::CopyH2D, "staging", src.bytes, so, sl)?;
+        check_range(BackendOp::CopyH2D, "device", dst.bytes, d_o, dl)?;
+        self.0.state().stats.h2d.push(copy.bytes());
+        for (src_offset, dst_offset) in copy.rows() {
+            src.data.users.fetch_add(1, Ordering::SeqCst);
+            let work = Work::H2d {
+                src: Arc::clone(&src.data),
+                src_offset,
+                dst: dst.address + dst_offset as u64,
+                len: copy.width,
+            };
+            self.enqueue(stream.id, work);
+        }
+        Ok(())
+    }
+
+    /// As [`Fake::copy_h2d_2d_async`], the other way.
+    fn copy_d2h_2d_async(
+        &self,
+        stream: &FakeStream,
+        src: &FakeMemory,
+        dst: &FakePinned,
+        copy: &Copy2D,
+    ) -> Result<(), BackendError> {
+        let ((so, sl), (d_o, dl)) = (copy.src_span(), copy.dst_span());
+        check_range(BackendOp::CopyD2H, "device", src.bytes, so, sl)?;
+        check_range(BackendOp::CopyD2H, "pinned", dst.bytes, d_o, dl)?;
+        self.0.state().stats.d2h.push(copy.bytes());
+        for (src_offset, dst_offset) in copy.rows() {
+            dst.data.users.fetch_add(1, Ordering::SeqCst);
+            let work = Work::D2h {
+                src: src.address + src_offset as u64,
+                dst: Arc::clone(&dst.data),
+                dst_offset,
+                len: copy.width,
+            };
+            self.enqueue(stream.id, work);
+        }
         Ok(())
     }
 
