@@ -1,5 +1,5 @@
 //! Contractions: two input nodes, the matrix view each is contracted through, and a spin
-//! mapping; and their validation into a [`Plan`] (the sizes every product has).
+//! mapping; and their validation into a [`ContractionSizes`] (the sizes every product has).
 
 use std::sync::Arc;
 
@@ -48,7 +48,7 @@ impl Contraction {
 
 /// The sizes of a validated contraction.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Plan {
+pub struct ContractionSizes {
     /// Rows of A's view and of each output component.
     pub m: usize,
     /// Columns of B's view and of each output component.
@@ -63,7 +63,7 @@ pub struct Plan {
     pub out: NodeShape,
 }
 
-impl Plan {
+impl ContractionSizes {
     /// Validates a contraction of nodes shaped `a` and `b` and works out its sizes.
     pub fn new(
         a: &NodeShape,
@@ -80,7 +80,7 @@ impl Plan {
                 "A's components are {m} x {k} and B's are {kb} x {n}: {k} columns against {kb} rows"
             )));
         }
-        Ok(Plan {
+        Ok(ContractionSizes {
             m,
             n,
             k,
@@ -112,7 +112,7 @@ mod tests {
     #[test]
     fn plans_and_mismatches() {
         let meson = NodeShape::meson(6).unwrap();
-        let p = Plan::new(
+        let p = ContractionSizes::new(
             &meson,
             &meson,
             MatrixView::default(),
@@ -128,7 +128,7 @@ mod tests {
         let baryon = NodeShape::new(2, &[3, 3, 3]).unwrap();
         let small = NodeShape::new(2, &[3, 3]).unwrap();
         let diag = SpinMapping::diagonal(2).unwrap();
-        let p = Plan::new(
+        let p = ContractionSizes::new(
             &baryon,
             &small,
             MatrixView::split(2),
@@ -139,7 +139,7 @@ mod tests {
         assert_eq!((p.m, p.n, p.k, p.a_elems), (9, 3, 3, 27));
         // ... but not as N x N².
         assert!(matches!(
-            Plan::new(
+            ContractionSizes::new(
                 &baryon,
                 &small,
                 MatrixView::split(1),
@@ -150,7 +150,7 @@ mod tests {
         ));
         let wide = SpinMapping::new(1, vec![Term::new(0, 5, 0)]).unwrap();
         assert!(matches!(
-            Plan::new(
+            ContractionSizes::new(
                 &small,
                 &small,
                 MatrixView::default(),

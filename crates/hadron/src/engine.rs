@@ -24,7 +24,7 @@ use memhc_core::backend::gemm::{GeamShape, GemmItem, GemmShape, StridedBatch};
 use memhc_core::{Access, Backend, Complex64, HostCopy, Launch, Layout, ObjectId, Runtime};
 use smallvec::SmallVec;
 
-use crate::contraction::{Contraction, Plan};
+use crate::contraction::{Contraction, ContractionSizes};
 use crate::error::{HadronError, Result};
 use crate::mapping::{Layer, Term};
 use crate::node::{HadronNode, NodeShape};
@@ -171,8 +171,8 @@ impl<B: Backend> Engine<B> {
     }
 
     /// Validates a contraction and works out its sizes.
-    pub fn plan(&self, c: &Contraction) -> Result<Plan> {
-        Plan::new(
+    pub fn sizes(&self, c: &Contraction) -> Result<ContractionSizes> {
+        ContractionSizes::new(
             self.shape(c.a)?,
             self.shape(c.b)?,
             c.a_view,
@@ -184,7 +184,7 @@ impl<B: Backend> Engine<B> {
     /// Runs a contraction on `stream` into a new GPU-only node, which it returns. On failure
     /// the new node is released again.
     pub fn contract(&mut self, stream: usize, c: &Contraction) -> Result<ObjectId> {
-        let plan = self.plan(c)?;
+        let plan = self.sizes(c)?;
         let out = self.create(plan.out.clone())?;
         match self.contract_planned(stream, c, &plan, out) {
             Ok(()) => Ok(out),
@@ -199,7 +199,7 @@ impl<B: Backend> Engine<B> {
     /// Runs a contraction on `stream` into an existing node of the right shape (overwriting
     /// it).
     pub fn contract_into(&mut self, stream: usize, c: &Contraction, out: ObjectId) -> Result<()> {
-        let plan = self.plan(c)?;
+        let plan = self.sizes(c)?;
         let shape = self.shape(out)?;
         if *shape != plan.out {
             return Err(HadronError::ShapeMismatch(format!(
@@ -214,7 +214,7 @@ impl<B: Backend> Engine<B> {
         &mut self,
         stream: usize,
         c: &Contraction,
-        plan: &Plan,
+        plan: &ContractionSizes,
         out: ObjectId,
     ) -> Result<()> {
         if out == c.a || out == c.b {
@@ -230,7 +230,7 @@ impl<B: Backend> Engine<B> {
         &mut self,
         stream: usize,
         c: &Contraction,
-        plan: &Plan,
+        plan: &ContractionSizes,
         out: ObjectId,
     ) -> Result<()> {
         let (list, slots) = accesses(c.a, c.b, &[out]);
@@ -257,7 +257,7 @@ impl<B: Backend> Engine<B> {
         &mut self,
         stream: usize,
         c: &Contraction,
-        plan: &Plan,
+        plan: &ContractionSizes,
         out: ObjectId,
     ) -> Result<()> {
         let terms = c.mapping.terms();
@@ -412,7 +412,7 @@ fn products<B: Backend>(
     l: &Launch<'_, B>,
     p: &RowMajorProduct,
     slots: &Slots,
-    plan: &Plan,
+    plan: &ContractionSizes,
     layer: &Layer,
     target: usize,
 ) -> memhc_core::Result<()> {
@@ -465,7 +465,7 @@ fn products<B: Backend>(
 fn zero<B: Backend>(
     l: &Launch<'_, B>,
     slot: usize,
-    plan: &Plan,
+    plan: &ContractionSizes,
     spins: &[usize],
 ) -> memhc_core::Result<()> {
     if spins.is_empty() {
@@ -494,7 +494,7 @@ fn accumulate<B: Backend>(
     l: &Launch<'_, B>,
     out_slot: usize,
     tmp_slot: usize,
-    plan: &Plan,
+    plan: &ContractionSizes,
     by_output: &[Vec<usize>],
 ) -> memhc_core::Result<()> {
     // Packed components are contiguous: add them as (elements x 1) matrices. A tiled output's

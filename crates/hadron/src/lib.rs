@@ -61,7 +61,7 @@ mod tiling;
 pub mod trace;
 pub mod view;
 
-pub use contraction::{Contraction, Plan};
+pub use contraction::{Contraction, ContractionSizes};
 pub use engine::{Accumulation, Engine};
 pub use error::{HadronError, Operand, Result};
 pub use mapping::{Layer, SpinMapping, Strided, Term, strided};

@@ -7,7 +7,7 @@
 use ndarray::{Array3, Axis};
 use num_complex::Complex64;
 
-use crate::contraction::Plan;
+use crate::contraction::ContractionSizes;
 use crate::error::Result;
 use crate::mapping::SpinMapping;
 use crate::node::HadronNode;
@@ -22,7 +22,7 @@ pub fn contract(
     b_view: MatrixView,
     mapping: &SpinMapping,
 ) -> Result<HadronNode> {
-    let plan = Plan::new(&a.shape(), &b.shape(), a_view, b_view, mapping)?;
+    let plan = ContractionSizes::new(&a.shape(), &b.shape(), a_view, b_view, mapping)?;
     let mut out = Array3::<Complex64>::zeros((mapping.out_spins(), plan.m, plan.n));
     for t in mapping.terms() {
         let product = a.matrix(t.a, a_view)?.dot(&b.matrix(t.b, b_view)?);

@@ -16,7 +16,7 @@
 use memhc_core::backend::gemm::StridedBatch;
 use memhc_core::{Backend, Launch};
 
-use crate::contraction::Plan;
+use crate::contraction::ContractionSizes;
 use crate::rowmajor::RowMajorProduct;
 
 /// Elements between the rows of a component of launch object `slot` whose components have
@@ -40,7 +40,7 @@ pub(crate) fn tiled<B: Backend>(l: &Launch<'_, B>, slot: usize) -> memhc_core::R
 pub(crate) fn block_product<B: Backend>(
     l: &Launch<'_, B>,
     (a, b, out): (usize, usize, usize),
-    plan: &Plan,
+    plan: &ContractionSizes,
     g: usize,
 ) -> memhc_core::Result<bool> {
     for slot in [a, b, out] {

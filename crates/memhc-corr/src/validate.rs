@@ -387,7 +387,7 @@ fn explicit_loop(
                 Arc::new(SpinMapping::from_terms(terms).map_err(|e| bad_map(p, e.to_string()))?)
             }
         };
-        let plan = hadron::Plan::new(
+        let plan = hadron::ContractionSizes::new(
             &product,
             &nodes[ids[p]].shape,
             product_view,

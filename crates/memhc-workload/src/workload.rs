@@ -11,7 +11,9 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use hadron::{HadronError, HadronNode, MatrixView, NodeShape, Plan, SpinMapping, TracePairs};
+use hadron::{
+    ContractionSizes, HadronError, HadronNode, MatrixView, NodeShape, SpinMapping, TracePairs,
+};
 use memhc_core::Complex64;
 
 use crate::error::WorkloadError;
@@ -313,21 +315,21 @@ impl Workload {
                 let ia = node("a", &spec.a)?;
                 let ib = node("b", &spec.b)?;
                 let (sa, sb) = (&a.shapes[ia], &a.shapes[ib]);
-                let plan =
-                    Plan::new(sa, sb, spec.a_view, spec.b_view, &spec.mapping).map_err(|e| {
-                        // Name the field the problem is in.
-                        let field = match &e {
-                            HadronError::BadView { .. }
-                                if spec.a_view.rows_cols(sa.dims()).is_err() =>
-                            {
-                                "a_view"
-                            }
-                            HadronError::BadView { .. } => "b_view",
-                            HadronError::ShapeMismatch(_) => "b",
-                            _ => "terms",
-                        };
-                        WorkloadError::at(place(field), e.to_string())
-                    })?;
+                let plan = ContractionSizes::new(sa, sb, spec.a_view, spec.b_view, &spec.mapping)
+                    .map_err(|e| {
+                    // Name the field the problem is in.
+                    let field = match &e {
+                        HadronError::BadView { .. }
+                            if spec.a_view.rows_cols(sa.dims()).is_err() =>
+                        {
+                            "a_view"
+                        }
+                        HadronError::BadView { .. } => "b_view",
+                        HadronError::ShapeMismatch(_) => "b",
+                        _ => "terms",
+                    };
+                    WorkloadError::at(place(field), e.to_string())
+                })?;
                 a.contraction_flops = a
                     .contraction_flops
                     .saturating_add(plan.flops(&spec.mapping));

@@ -306,7 +306,8 @@ impl<'m> Builder<'m> {
         b: Viewed,
         mapping: Arc<SpinMapping>,
     ) -> Result<Viewed> {
-        let plan = hadron::Plan::new(&self.shape(a.0), &self.shape(b.0), a.1, b.1, &mapping)?;
+        let plan =
+            hadron::ContractionSizes::new(&self.shape(a.0), &self.shape(b.0), a.1, b.1, &mapping)?;
         let flops = plan.flops(&mapping);
         self.products.push(Product {
             a: a.0,
