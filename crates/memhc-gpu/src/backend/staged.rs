@@ -14,20 +14,14 @@ use crate::staging::Completion;
 use crate::stream::{GpuStream, Pool};
 
 /// Where one piece of a copy back comes from on the device.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(super) enum Source {
     /// Contiguous bytes from this offset.
     Plain(usize),
-    /// Rows of `width` bytes, `pitch` apart, from `offset` (one component of a tiled object,
-    /// or some of its rows: a 2D copy).
-    Rows {
-        /// Where the first row starts.
-        offset: usize,
-        /// Bytes between rows.
-        pitch: usize,
-        /// Bytes of a row.
-        width: usize,
-    },
+    /// Several 2D copies into one staging buffer (parts of a tiled object that are back to
+    /// back in the packed order), their destinations relative to the buffer: one buffer, one
+    /// read out, however small each part is.
+    Parts(Vec<Copy2D>),
 }
 
 impl<D: DeviceApi> GpuBackend<D> {
@@ -151,22 +145,10 @@ impl<D: DeviceApi> GpuBackend<D> {
                 self.api
                     .copy_d2h_async(stream.raw(), src, offset, &buffer.0, 0, len)
             }
-            Source::Rows {
-                offset,
-                pitch,
-                width,
-            } => {
-                let copy = Copy2D {
-                    src_offset: offset,
-                    src_pitch: pitch,
-                    dst_offset: 0,
-                    dst_pitch: width,
-                    width,
-                    height: len / width.max(1),
-                };
+            Source::Parts(copies) => copies.iter().try_for_each(|copy| {
                 self.api
-                    .copy_d2h_2d_async(stream.raw(), src, &buffer.0, &copy)
-            }
+                    .copy_d2h_2d_async(stream.raw(), src, &buffer.0, copy)
+            }),
         };
         match copied.and_then(|()| self.fence(stream)) {
             Ok(fence) => Ok((buffer, fence)),

@@ -52,9 +52,32 @@ fn parts(tiles: &Tiles, chunk: usize) -> impl Iterator<Item = Part> + '_ {
     })
 }
 
+/// The parts of `tiles` (see [`parts`]) in groups of at most `chunk` bytes (one part at
+/// least), each group back to back in the packed order: one staging buffer and one host copy
+/// per group, so that the host copies are as large as for a plain copy (a component alone is
+/// below the size at which a host copy is split over threads).
+fn groups(tiles: &Tiles, chunk: usize) -> impl Iterator<Item = Vec<Part>> + '_ {
+    let mut parts = parts(tiles, chunk).peekable();
+    std::iter::from_fn(move || {
+        let first = parts.next()?;
+        let mut group = vec![first];
+        let mut bytes = first.bytes();
+        while let Some(next) = parts.next_if(|p| bytes + p.bytes() <= chunk) {
+            bytes += next.bytes();
+            group.push(next);
+        }
+        Some(group)
+    })
+}
+
+/// The bytes of a group of parts.
+fn group_bytes(group: &[Part]) -> usize {
+    group.iter().map(Part::bytes).sum()
+}
+
 impl<D: DeviceApi> GpuBackend<D> {
-    /// [`Backend::copy_h2d_tiled`](memhc_backend::Backend::copy_h2d_tiled): each part staged,
-    /// then one 2D copy from the staging buffer.
+    /// [`Backend::copy_h2d_tiled`](memhc_backend::Backend::copy_h2d_tiled): each group of parts
+    /// staged in one buffer (one host copy), then one 2D copy per part from it.
     pub(super) fn h2d_tiled(
         &self,
         stream: &GpuStream<D>,
@@ -68,8 +91,9 @@ impl<D: DeviceApi> GpuBackend<D> {
         let chunk = self.options.staging.chunk;
         self.timed(stream, WorkKind::CopyH2D, || {
             let mut pool = stream.staging();
-            for part in parts(tiles, chunk) {
-                let piece = &src[part.packed..part.packed + part.bytes()];
+            for group in groups(tiles, chunk) {
+                let start = group[0].packed;
+                let piece = &src[start..start + group_bytes(&group)];
                 let mut buffer =
                     pool.acquire(piece.len(), |n| self.api.host_alloc(n).map(StagingBuffer))?;
                 if let Err(e) = buffer.0.write(0, piece) {
@@ -77,17 +101,18 @@ impl<D: DeviceApi> GpuBackend<D> {
                     return Err(e);
                 }
                 self.copies.add(Copied::StagedH2d, piece.len());
-                let copy = Copy2D {
-                    src_offset: 0,
-                    src_pitch: part.width,
-                    dst_offset: dst_offset + part.tiled,
-                    dst_pitch: part.pitch,
-                    width: part.width,
-                    height: part.rows,
-                };
-                let enqueued =
+                let enqueued = group.iter().try_for_each(|part| {
+                    let copy = Copy2D {
+                        src_offset: part.packed - start,
+                        src_pitch: part.width,
+                        dst_offset: dst_offset + part.tiled,
+                        dst_pitch: part.pitch,
+                        width: part.width,
+                        height: part.rows,
+                    };
                     self.api
-                        .copy_h2d_2d_async(stream.raw(), &buffer.0, dst.memory(), &copy);
+                        .copy_h2d_2d_async(stream.raw(), &buffer.0, dst.memory(), &copy)
+                });
                 self.settle(&mut pool, stream, buffer, enqueued)?;
             }
             Ok(())
@@ -108,15 +133,22 @@ impl<D: DeviceApi> GpuBackend<D> {
         src.check_range(BackendOp::CopyD2H, src_offset, dst.len())?;
         let chunk = self.options.staging.chunk;
         let mut rest = dst;
-        let pieces = parts(tiles, chunk).map(move |part| {
-            let (piece, tail) = std::mem::take(&mut rest).split_at_mut(part.bytes());
+        let pieces = groups(tiles, chunk).map(move |group| {
+            let (piece, tail) = std::mem::take(&mut rest).split_at_mut(group_bytes(&group));
             rest = tail;
-            let from = Source::Rows {
-                offset: src_offset + part.tiled,
-                pitch: part.pitch,
-                width: part.width,
-            };
-            (from, piece)
+            let start = group[0].packed;
+            let copies = group
+                .iter()
+                .map(|part| Copy2D {
+                    src_offset: src_offset + part.tiled,
+                    src_pitch: part.pitch,
+                    dst_offset: part.packed - start,
+                    dst_pitch: part.width,
+                    width: part.width,
+                    height: part.rows,
+                })
+                .collect();
+            (Source::Parts(copies), piece)
         });
         self.download_pieces(stream, src.memory(), pieces)
     }
@@ -200,5 +232,29 @@ mod tests {
             assert_eq!(at, t.bytes());
         }
         assert_eq!(parts(&t, usize::MAX).count(), 16);
+    }
+
+    #[test]
+    fn groups_fill_a_chunk_with_whole_parts_in_the_packed_order() {
+        let t = Tiles::new(4, 5, 3).expect("tiles");
+        let part = parts(&t, usize::MAX).next().expect("a part").bytes();
+        for chunk in [1, part, 3 * part, 3 * part + 1, 1 << 20] {
+            let mut at = 0;
+            let mut count = 0;
+            for g in groups(&t, chunk) {
+                assert!(!g.is_empty());
+                assert!(group_bytes(&g) <= chunk.max(g[0].bytes()), "chunk {chunk}");
+                for p in &g {
+                    assert_eq!(p.packed, at, "chunk {chunk}: back to back");
+                    at += p.bytes();
+                    count += 1;
+                }
+            }
+            assert_eq!(at, t.bytes());
+            assert_eq!(count, parts(&t, chunk).count());
+        }
+        // Whole components fit three to a chunk of three: 16 components make 6 groups.
+        assert_eq!(groups(&t, 3 * part).count(), 6);
+        assert_eq!(groups(&t, 1 << 20).count(), 1);
     }
 }
