@@ -10,8 +10,7 @@ use cudarc::driver::sys::CUdevice_attribute;
 use memhc_backend::{BackendError, BackendOp};
 use memhc_backend::{Location, MemInfo};
 use memhc_gpu::{
-    BatchedGemm, Copy2D, DeviceAllocation, DeviceApi, Geam, StridedGemm, Unregistered,
-    library_path,
+    BatchedGemm, Copy2D, DeviceAllocation, DeviceApi, Geam, StridedGemm, Unregistered, library_path,
 };
 
 use crate::blas::{CublasHandle, int, long};

@@ -24,7 +24,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use memhc_core::backend::{Location, MemInfo, check_range};
 use memhc_core::{BackendError, BackendOp};
 use memhc_gpu::{
-    BatchedGemm, Copy2D, DeviceAllocation, DeviceApi, Geam, PinnedAllocation, StridedGemm, Unregistered,
+    BatchedGemm, Copy2D, DeviceAllocation, DeviceApi, Geam, PinnedAllocation, StridedGemm,
+    Unregistered,
 };
 use meter::Meter;
 use state::{PinnedData, Queue, State, Work, lock};
