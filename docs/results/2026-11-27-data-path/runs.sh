@@ -2,7 +2,7 @@
 # The modelled runs behind 2026-11-27-data-path.md (no GPU; seconds each). From the repository
 # root, after `cargo build --release -p memhc-synth`:  docs/results/2026-11-27-data-path/runs.sh
 set -euo pipefail
-D=docs/results/2026-11-27-data-path
+D=${OUT_DIR:-docs/results/2026-11-27-data-path}
 S=target/release/memhc-synth
 point=(--backend model --tensor-size 384 --vector-size 16 --vectors 8 --repeat 0.5 --mode optimal --runs 1)
 "$S" "${point[@]}" --host-memory pageable --json "$D/fig7-r0.5-pageable.json" > "$D/fig7-r0.5-pageable.log"
