@@ -2,7 +2,7 @@
 //! workload, used by `docs/policies.md`.
 //!
 //! It generates the workload as `memhc-synth` does and replays it through each policy in
-//! [`memhc_workload::model`], an exact model of the runtime's eviction for equal-sized
+//! [`memhc_workload::eviction_model`], an exact model of the runtime's eviction for equal-sized
 //! objects; each line also runs the real runtime dry (null backend) at the same budget and
 //! says `same` when its misses and evictions agree with the model's (else it prints the
 //! runtime's). Columns:

@@ -1,4 +1,4 @@
-//! The eviction model (`memhc_workload::model`) against the runtime, and what it shows about
+//! The eviction model (`memhc_workload::eviction_model`) against the runtime, and what it shows about
 //! CAR and CLOCK-Pro (`docs/policies.md`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests unwrap what must succeed

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use memhc_corr::CorrFile;
 use memhc_corr_gen::file::{FileOptions, to_file};
-use memhc_corr_gen::model::TimePair;
+use memhc_corr_gen::physics::TimePair;
 use memhc_corr_gen::presets::{Preset, correlator_matrix};
 
 /// A fresh, empty directory for test `name`.
