@@ -12,8 +12,8 @@
 #
 # RAW.log keeps every criterion line, headed `### round R size N build NAME`; run
 # `scripts/overhead-growth.sh --summary RAW.log` to print the summary again from it.
-# CASES (default `lru,belady`) and MEASURE (criterion's --measurement-time, default 5) can be
-# set.
+# CASES (default `lru,belady`), MEASURE (criterion's --measurement-time, default 5) and SIZES
+# (default `4000 256000`; the summary's growth needs two) can be set.
 set -euo pipefail
 
 summary() {
@@ -64,10 +64,20 @@ CASES=${CASES:-lru,belady}
 MEASURE=${MEASURE:-5}
 : >"$raw"
 for ((r = 1; r <= ROUNDS; r++)); do
-    sizes=(4000 256000)
-    ((r % 2 == 0)) && sizes=(256000 4000)
+    read -r -a sizes <<<"${SIZES:-4000 256000}"
+    if ((r % 2 == 0)); then
+        for ((i = 0, j = ${#sizes[@]} - 1; i < j; i++, j--)); do
+            t=${sizes[i]} sizes[i]=${sizes[j]} sizes[j]=$t
+        done
+    fi
+    builds=("$@")
+    if ((r % 2 == 0)); then # the builds take turns going first, too
+        for ((i = 0, j = ${#builds[@]} - 1; i < j; i++, j--)); do
+            t=${builds[i]} builds[i]=${builds[j]} builds[j]=$t
+        done
+    fi
     for size in "${sizes[@]}"; do
-        for b in "$@"; do
+        for b in "${builds[@]}"; do
             echo "### round $r size $size build $(basename "$b")" >>"$raw"
             MEMHC_OVERHEAD_CASES=$CASES MEMHC_OVERHEAD_SIZES=$size \
                 "$b" --bench --measurement-time "$MEASURE" 2>/dev/null | grep -E 'overhead/|time:' >>"$raw"
