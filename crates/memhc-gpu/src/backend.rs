@@ -11,17 +11,18 @@ use memhc_backend::ledger::Ledger;
 use memhc_backend::tiles::Tiles;
 use memhc_backend::timeline::{WorkKind, WorkSpan};
 use memhc_backend::{Backend, BackendError, BackendOp, DeviceMemory};
-use memhc_backend::{Location, MemInfo, check_range, not_managed};
+use memhc_backend::{Location, MemInfo, not_managed};
 
-use crate::api::{BatchedGemm, DeviceAllocation, DeviceApi, Geam, PinnedAllocation, StridedGemm};
-use crate::copy_stats::{Copied, CopyCounters, CopyStats};
+use crate::api::{BatchedGemm, DeviceAllocation, DeviceApi, Geam, StridedGemm};
+use crate::copy_stats::{CopyCounters, CopyStats};
 use crate::event::{Fence, GpuEvent};
-use crate::memory::{GpuBuffer, GpuHostBuffer, forget_completed};
+use crate::memory::{GpuBuffer, GpuHostBuffer};
 use crate::options::GpuOptions;
 use crate::pointer_table;
 use crate::stream::GpuStream;
 use crate::timing::{Mark, Timing};
 
+mod direct;
 mod registered;
 mod staged;
 mod tiled;
@@ -194,32 +195,6 @@ impl<D: DeviceApi> GpuBackend<D> {
         })
     }
 
-    /// Enqueues `copy`, an asynchronous copy into or out of page-locked buffer `host`, timed
-    /// as `kind`, and keeps its fence in the buffer, so the host waits for it before touching
-    /// or freeing the buffer. Without a fence, the stream is synchronised instead.
-    fn fenced_host_copy(
-        &self,
-        stream: &GpuStream<D>,
-        host: &GpuHostBuffer<D>,
-        kind: WorkKind,
-        copy: impl FnOnce() -> Result<(), BackendError>,
-    ) -> Result<(), BackendError> {
-        let mut pending = host.pending();
-        forget_completed(&mut pending)?;
-        self.timed(stream, kind, copy)?;
-        match self.fence(stream) {
-            Ok(fence) => {
-                pending.push(fence);
-                Ok(())
-            }
-            Err(e) => {
-                // No fence: make sure the copy is over before the host may use the buffer.
-                stream.synchronize()?;
-                Err(e)
-            }
-        }
-    }
-
     /// The managed-memory calls' second check: `buffer` is managed memory.
     fn managed_only(&self, buffer: &GpuBuffer<D>, op: BackendOp) -> Result<(), BackendError> {
         self.managed_supported()?;
@@ -338,30 +313,10 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         dst_offset: usize,
         len: usize,
     ) -> Result<(), BackendError> {
-        dst.check_range(BackendOp::CopyH2D, dst_offset, len)?;
-        check_range(
-            BackendOp::CopyH2D,
-            "host buffer",
-            src.pinned().bytes(),
-            src_offset,
-            len,
-        )?;
-        if len == 0 {
-            return Ok(());
-        }
-        self.copies.add(Copied::DirectH2d, len);
-        self.fenced_host_copy(stream, src, WorkKind::CopyH2D, || {
-            self.api.copy_h2d_async(
-                stream.raw(),
-                src.pinned(),
-                src_offset,
-                dst.memory(),
-                dst_offset,
-                len,
-            )
-        })
+        self.h2d_direct(stream, (src, src_offset), (dst, dst_offset), len)
     }
 
+    /// One DMA into the page-locked buffer, fenced as [`GpuBackend::copy_h2d_async`]'s.
     fn copy_d2h_async(
         &self,
         stream: &GpuStream<D>,
@@ -371,28 +326,7 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         dst_offset: usize,
         len: usize,
     ) -> Result<(), BackendError> {
-        src.check_range(BackendOp::CopyD2H, src_offset, len)?;
-        check_range(
-            BackendOp::CopyD2H,
-            "host buffer",
-            dst.pinned().bytes(),
-            dst_offset,
-            len,
-        )?;
-        if len == 0 {
-            return Ok(());
-        }
-        self.copies.add(Copied::DirectD2h, len);
-        self.fenced_host_copy(stream, dst, WorkKind::CopyD2H, || {
-            self.api.copy_d2h_async(
-                stream.raw(),
-                src.memory(),
-                src_offset,
-                dst.pinned(),
-                dst_offset,
-                len,
-            )
-        })
+        self.d2h_direct(stream, (src, src_offset), (dst, dst_offset), len)
     }
 
     /// Copies through the stream's staging buffers a chunk at a time, pipelined: the copy of
