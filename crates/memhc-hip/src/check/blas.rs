@@ -1,6 +1,6 @@
 //! The checked rocBLAS calls: handles (create, bind to a stream, destroy) and the three GEMM
 //! forms memhc uses (pointer-array batched, strided batched, GEAM), each returning
-//! `Result<_, BackendError>` through [`super::blas`].
+//! `Result<_, BackendError>` through [`blas()`](super::blas()) (the status check).
 
 use memhc_backend::BackendError;
 use num_complex::Complex64;
