@@ -248,7 +248,7 @@ impl<B: Backend> Runtime<B> {
         let copied = if self.config.managed {
             self.managed_copy_in(id, &fresh, !write)
         } else {
-            self.copy_in(stream, id, &fresh)
+            self.copy_in(stream, id, &fresh).map(drop)
         };
         if let Err(e) = copied {
             // Part of the copy may be queued: let it finish before the buffers move on.

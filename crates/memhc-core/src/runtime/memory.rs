@@ -436,8 +436,14 @@ impl<B: Backend> Runtime<B> {
     ///
     /// A copy from the backend's host memory is noted in the host copy as a read in flight
     /// (an event after it), so the memory is not reused for a copy back before it is done,
-    /// whatever becomes of the device copy meanwhile.
-    pub(super) fn copy_in(&mut self, stream: usize, id: ObjectId, r: &DeviceCopy<B>) -> Result<()> {
+    /// whatever becomes of the device copy meanwhile; that event is returned, for a caller
+    /// that needs one after the copy too (`None` after a staged copy, which records none).
+    pub(super) fn copy_in(
+        &mut self,
+        stream: usize,
+        id: ObjectId,
+        r: &DeviceCopy<B>,
+    ) -> Result<Option<B::Event>> {
         let e = self.entry(id)?;
         let Some(host) = e.life.host() else {
             return Err(Error::Uninitialized(id));
@@ -464,9 +470,13 @@ impl<B: Backend> Runtime<B> {
             let event = self.backend.create_event()?;
             self.backend.record_event(&event, s)?;
             if let Some(host) = self.objects.find_mut(id).and_then(|e| e.life.host_mut()) {
-                host.note_read(&self.backend, Tagged { stream, event });
+                let read = Tagged {
+                    stream,
+                    event: event.clone(),
+                };
+                host.note_read(&self.backend, read);
             }
-            return Ok(());
+            return Ok(Some(event));
         }
         let values = host.as_slice().unwrap_or_default();
         for (values, block) in values.chunks(chunk).zip(&r.blocks) {
@@ -478,7 +488,7 @@ impl<B: Backend> Runtime<B> {
                 None => self.backend.copy_h2d(s, as_bytes(values), buffer, offset)?,
             }
         }
-        Ok(())
+        Ok(None)
     }
 
     /// Disposes of what a transition took off the device side of `id` (`HostWritten`,

@@ -103,11 +103,17 @@ impl<B: Backend> Runtime<B> {
                 }
             }
         }
-        let queued = self.copy_in(copy, id, &resident).and_then(|()| {
-            let ev = self.backend.create_event()?;
-            self.backend.record_event(&ev, &self.streams[copy])?;
-            Ok(ev)
-        });
+        // A copy from page-locked memory already ends with an event; a staged one gets one.
+        let queued = self
+            .copy_in(copy, id, &resident)
+            .and_then(|after| match after {
+                Some(ev) => Ok(ev),
+                None => {
+                    let ev = self.backend.create_event()?;
+                    self.backend.record_event(&ev, &self.streams[copy])?;
+                    Ok(ev)
+                }
+            });
         let s = &self.streams[copy];
         let event = match queued {
             Ok(ev) => ev,
