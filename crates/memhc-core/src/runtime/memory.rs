@@ -1,17 +1,17 @@
-//! The allocation path (one, for launches and prefetches alike), eviction, write-back and the
-//! disposal of device copies.
+//! The allocation path (one, for launches and prefetches alike), eviction and the disposal of
+//! device copies. (The copies in and back are in `copies.rs`, asynchronous write-back in
+//! `writeback.rs`.)
 
 use super::Runtime;
 use super::objects::Objects;
 use crate::arena::SubAllocator;
-use crate::backend::{Backend, ELEMENT_BYTES, as_bytes, as_bytes_mut};
+use crate::backend::Backend;
 use crate::block::Block;
 use crate::device_copy::DeviceCopy;
 use crate::error::{BackendError, Error, Result};
 use crate::events::EventKind;
 use crate::free_pool::Pooled;
-use crate::hazards::{Hazards, Tagged};
-use crate::host_copy::HostCopy;
+use crate::hazards::Hazards;
 use crate::lifecycle::Left;
 use crate::lookahead::NEVER;
 use crate::object::{ObjectId, State};
@@ -325,16 +325,6 @@ impl<B: Backend> Runtime<B> {
         Ok(d)
     }
 
-    /// Records the copy back of `id` that [`Runtime::read_back`] just made on `stream`.
-    fn note_copy_back(&mut self, id: ObjectId, stream: usize) {
-        if !self.events.is_on() {
-            return;
-        }
-        let calls = self.objects.device(id).map_or(0, |r| r.blocks.len()) as u32;
-        let on = (!self.config.managed).then_some(stream);
-        self.note_object(EventKind::CopyD2H { calls }, id, on);
-    }
-
     /// On-demand (or eager) sync of a `DeviceDirty` object: its device copy becomes its host
     /// copy, and it becomes `Consistent` (`Synced`). On failure nothing changes.
     pub(super) fn sync_to_host(&mut self, id: ObjectId, stream: usize) -> Result<()> {
@@ -346,149 +336,6 @@ impl<B: Backend> Runtime<B> {
             .note(EventKind::Sync, Some(id), Some(stream), 0, None);
         self.policy.on_synced(id);
         Ok(())
-    }
-
-    /// Reads the device copy of a resident object into a host copy, ordered after its last
-    /// write, on `stream`: a vector (from the host pool, or new), or with
-    /// [`Config::pinned_results`](crate::Config::pinned_results) the backend's host memory (one
-    /// DMA per block). With managed memory the host reads it in place once its work is done.
-    /// Changes no state: the caller takes `Synced` or `WrittenBack`.
-    fn read_back(&mut self, id: ObjectId, stream: usize) -> Result<HostCopy<B>> {
-        let layout = self.entry(id)?.layout;
-        if self.config.managed {
-            let host = self.host_pool.vecs.take_vec(layout.elems());
-            return self.managed_read_back(id, host).map(HostCopy::from);
-        }
-        if self.config.pinned_results {
-            return self.read_back_pinned(id, stream);
-        }
-        let mut host = self.host_pool.vecs.take_vec(layout.elems());
-        let r = self
-            .objects
-            .device(id)
-            .ok_or_else(|| Error::Internal(format!("syncing {id}, which is not resident")))?;
-        let s = &self.streams[stream];
-        r.hazards.before_read(&self.backend, stream, s)?;
-        let chunk = r.block_elems(&layout);
-        for (values, block) in host.chunks_mut(chunk).zip(&r.blocks) {
-            let (buffer, offset) = block
-                .place(self.space.arena_buffer())
-                .ok_or_else(|| Error::Internal(format!("{id} is in an arena that is not there")))?;
-            match layout.tiles() {
-                Some(t) => {
-                    self.backend
-                        .copy_d2h_tiled(s, buffer, offset, as_bytes_mut(values), &t)?
-                }
-                None => self
-                    .backend
-                    .copy_d2h(s, buffer, offset, as_bytes_mut(values))?,
-            }
-        }
-        Ok(host.into())
-    }
-
-    /// [`Runtime::read_back`] into the backend's host memory: the copies are queued, then the
-    /// host waits for the stream.
-    fn read_back_pinned(&mut self, id: ObjectId, stream: usize) -> Result<HostCopy<B>> {
-        let layout = self.entry(id)?.layout;
-        let host = self.alloc_host(layout)?;
-        let r = self
-            .objects
-            .device(id)
-            .ok_or_else(|| Error::Internal(format!("syncing {id}, which is not resident")))?;
-        let Some((dst, _)) = host.host_buffer() else {
-            return Ok(host); // an empty object
-        };
-        let s = &self.streams[stream];
-        let total = layout.bytes();
-        let chunk = r.block_elems(&layout) * ELEMENT_BYTES;
-        let queued = r
-            .hazards
-            .before_read(&self.backend, stream, s)
-            .map_err(Error::from)
-            .and_then(|()| {
-                for (i, block) in r.blocks.iter().enumerate() {
-                    let (buffer, offset) = placed(block, self.space.arena_buffer(), id)?;
-                    let at = i * chunk;
-                    let len = chunk.min(total.saturating_sub(at));
-                    match layout.tiles() {
-                        Some(t) => self
-                            .backend
-                            .copy_d2h_async_tiled(s, buffer, offset, dst, at, &t)?,
-                        None => self
-                            .backend
-                            .copy_d2h_async(s, buffer, offset, dst, at, len)?,
-                    }
-                }
-                Ok(())
-            });
-        // Done or failed, the copies queued must finish before the host memory or the blocks
-        // move on.
-        let finished = self.backend.stream_synchronize(s);
-        queued?;
-        finished?;
-        Ok(host)
-    }
-
-    /// Queues the copy of an object's host values into its new device buffers.
-    /// A host copy in the backend's host memory is copied in place, one DMA per block; a
-    /// vector through the backend's staging.
-    ///
-    /// A copy from the backend's host memory is noted in the host copy as a read in flight
-    /// (an event after it), so the memory is not reused for a copy back before it is done,
-    /// whatever becomes of the device copy meanwhile; that event is returned, for a caller
-    /// that needs one after the copy too (`None` after a staged copy, which records none).
-    pub(super) fn copy_in(
-        &mut self,
-        stream: usize,
-        id: ObjectId,
-        r: &DeviceCopy<B>,
-    ) -> Result<Option<B::Event>> {
-        let e = self.entry(id)?;
-        let Some(host) = e.life.host() else {
-            return Err(Error::Uninitialized(id));
-        };
-        let s = &self.streams[stream];
-        r.hazards.before_write(&self.backend, stream, s)?;
-        let chunk = r.block_elems(&e.layout);
-        let place = |block| placed(block, self.space.arena_buffer(), id);
-        if let Some((src, elems)) = host.host_buffer() {
-            let (total, chunk) = (elems * ELEMENT_BYTES, chunk * ELEMENT_BYTES);
-            for (i, block) in r.blocks.iter().enumerate() {
-                let (buffer, offset) = place(block)?;
-                let at = i * chunk;
-                let len = chunk.min(total.saturating_sub(at));
-                match e.layout.tiles() {
-                    Some(t) => self
-                        .backend
-                        .copy_h2d_async_tiled(s, src, at, buffer, offset, &t)?,
-                    None => self
-                        .backend
-                        .copy_h2d_async(s, src, at, buffer, offset, len)?,
-                }
-            }
-            let event = self.backend.create_event()?;
-            self.backend.record_event(&event, s)?;
-            if let Some(host) = self.objects.find_mut(id).and_then(|e| e.life.host_mut()) {
-                let read = Tagged {
-                    stream,
-                    event: event.clone(),
-                };
-                host.note_read(&self.backend, read);
-            }
-            return Ok(Some(event));
-        }
-        let values = host.as_slice().unwrap_or_default();
-        for (values, block) in values.chunks(chunk).zip(&r.blocks) {
-            let (buffer, offset) = place(block)?;
-            match e.layout.tiles() {
-                Some(t) => self
-                    .backend
-                    .copy_h2d_tiled(s, as_bytes(values), buffer, offset, &t)?,
-                None => self.backend.copy_h2d(s, as_bytes(values), buffer, offset)?,
-            }
-        }
-        Ok(None)
     }
 
     /// Disposes of what a transition took off the device side of `id` (`HostWritten`,
@@ -588,15 +435,4 @@ impl<B: Backend> Runtime<B> {
         }
         first
     }
-}
-
-/// Where `block` of object `id` lives: a buffer and an offset in it.
-fn placed<'a, B: Backend>(
-    block: &'a Block<B>,
-    arena: Option<&'a B::Buffer>,
-    id: ObjectId,
-) -> Result<(&'a B::Buffer, usize)> {
-    block
-        .place(arena)
-        .ok_or_else(|| Error::Internal(format!("{id} is in an arena that is not there")))
 }

@@ -36,6 +36,7 @@
 //! [`Runtime::audit`] checks every invariant of the tables; tests call it after every step.
 
 mod audit;
+mod copies;
 mod host;
 mod launch;
 mod managed;
