@@ -289,6 +289,17 @@ impl EvictionPolicy for Belady {
         }
     }
 
+    fn touch(&self, ids: &[ObjectId]) -> u64 {
+        // A use reads the object's cursor, the next use after it, and its key.
+        let read = |id: &ObjectId| {
+            let at = self.key(*id);
+            let after = usize::try_from(at).ok().and_then(|p| self.next_at.get(p));
+            let key = self.next_use.get(id).map_or(0, |k| k.get());
+            after.copied().unwrap_or(0) ^ key
+        };
+        ids.iter().map(read).fold(0, u64::wrapping_add)
+    }
+
     fn resident(&self) -> Vec<ObjectId> {
         self.next_use.keys().collect()
     }
@@ -319,6 +330,39 @@ mod tests {
         let refs = [7, 0, 1, 2, 0, 3, 0, 4, 2, 3, 0, 3, 2, 1, 2, 0, 1, 7, 0, 1];
         let singles: Vec<&[u64]> = refs.iter().map(std::slice::from_ref).collect();
         assert_eq!(simulate(&mut Belady::new(), 3, &singles).misses, 9);
+    }
+
+    #[test]
+    fn touching_changes_no_victim() {
+        // Two policies see the same uses; one is also touched, on known and unknown objects,
+        // before each: every victim is the same, and a touch reads what a use reads.
+        let seq: Vec<ObjectId> = [1, 2, 3, 1, 4, 2, 5, 1, 3, 6, 2].map(ObjectId).to_vec();
+        let (mut plain, mut touched) = (Belady::new(), Belady::new());
+        plain.set_future(&seq);
+        touched.set_future(&seq);
+        let mut resident: Vec<ObjectId> = Vec::new();
+        for &id in &seq {
+            touched.touch(&[id, ObjectId(99), ObjectId(2)]);
+            for p in [&mut plain, &mut touched] {
+                match resident.contains(&id) {
+                    true => p.on_hit(id),
+                    false => p.on_insert(id),
+                }
+            }
+            if !resident.contains(&id) {
+                resident.push(id);
+            }
+            if resident.len() > 3 {
+                let victim = plain.choose_victim(&BusyBy(0));
+                assert_eq!(touched.choose_victim(&BusyBy(0)), victim);
+                let victim = victim.expect("a victim among four");
+                resident.retain(|&r| r != victim);
+                plain.on_evict(victim);
+                touched.on_evict(victim);
+            }
+        }
+        assert_eq!(touched.touch(&[]), 0);
+        assert_eq!(touched.touch(&[ObjectId(3)]), plain.touch(&[ObjectId(3)]));
     }
 
     /// Evictable unless `id + step` is a multiple of 5: a different set of busy objects at each

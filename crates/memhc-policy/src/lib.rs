@@ -114,6 +114,16 @@ pub trait EvictionPolicy: Send + fmt::Debug {
         let _ = resident_members;
     }
 
+    /// A hint that `ids` are used or removed soon: reads, in one pass, what that will read of
+    /// the policy's own tables, so that on a long queue the cache misses of objects drawn from
+    /// its whole history overlap instead of each waiting on the one before. Changes nothing;
+    /// returns a value that depends on what it read, only so that the reads are kept. The
+    /// default reads nothing.
+    fn touch(&self, ids: &[ObjectId]) -> u64 {
+        let _ = ids;
+        0
+    }
+
     /// The sequence of object uses to come, in order (each launch's objects in its access
     /// order). Every later `on_insert` / `on_hit` consumes the next use of that object.
     fn set_future(&mut self, accesses: &[ObjectId]) {

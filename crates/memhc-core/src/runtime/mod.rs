@@ -47,7 +47,6 @@ mod space;
 mod work;
 mod writeback;
 
-use num_complex::Complex64;
 
 use crate::arena::{Arena, SubAllocator};
 use crate::backend::instrumented::Instrumented;
@@ -57,7 +56,6 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::events::{EventKind, EventLog, Events};
 use crate::free_pool::FreePool;
-use crate::host_copy::HostCopy;
 use crate::host_pool::HostPools;
 use crate::lifecycle::{Left, Lifecycle, TransitionLog};
 use crate::lookahead::Lookahead;
@@ -319,35 +317,36 @@ impl<B: Backend> Runtime<B> {
     }
 
     /// Announces a vector of independent contractions about to run, so that the policy can
-    /// protect its members that are resident (pre-protected LRU).
+    /// protect its members that are resident (pre-protected LRU). Their records, and what the
+    /// policy keeps on them, are touched in the same pass ([`Runtime::touch_records`]).
     pub fn begin_vector(&mut self, members: &[ObjectId]) -> Result<()> {
         let mut resident = Vec::with_capacity(members.len());
+        let mut seen = self.policy.touch(members);
         for &id in members {
-            if self.entry(id)?.life.is_resident() {
+            let e = self.entry(id)?;
+            seen = seen.wrapping_add(e.touch() as u64);
+            if e.life.is_resident() {
                 resident.push(id);
             }
         }
+        std::hint::black_box(seen);
         self.policy.begin_vector(&resident);
         Ok(())
     }
 
     /// A hint that `ids` will be used or released soon: touches, in the CPU's caches, what that
-    /// will read first (each object's record and the first element of its host copy), all in
-    /// one pass, so that their cache misses overlap instead of each waiting on the one before.
-    /// Nothing is brought to the device: this is not a prefetch (that is
-    /// [`Config::prefetch`](crate::Config::prefetch)), and was called `warm` before issue 28.
-    /// On a long queue whose objects are drawn from its whole history, those records are cold,
-    /// and a runner that knows what a vector will release can touch them while it announces
-    /// the vector. Changes nothing; ids unknown or released are skipped.
+    /// will read first (each object's record, the first element of its host copy, and what the
+    /// policy keeps on it), all in one pass, so that their cache misses overlap instead of each
+    /// waiting on the one before. Nothing is brought to the device: this is not a prefetch
+    /// (that is [`Config::prefetch`](crate::Config::prefetch)), and was called `warm` before
+    /// issue 28. On a long queue whose objects are drawn from its whole history, those records
+    /// are cold, and a runner that knows what a vector will write and release can touch them
+    /// while it announces the vector. Changes nothing; ids unknown or released are skipped.
     pub fn touch_records(&self, ids: &[ObjectId]) {
-        let mut seen = 0usize;
+        let mut seen = self.policy.touch(ids);
         for id in ids {
             if let Some(e) = self.objects.find(*id) {
-                // The allocator writes there when a released object's copy is freed.
-                let first = e.life.host().and_then(HostCopy::as_slice);
-                let first = first.and_then(<[Complex64]>::first);
-                seen += first.map_or(0, |c| usize::from(c.re == 0.0));
-                seen += usize::from(e.life.is_resident());
+                seen = seen.wrapping_add(e.touch() as u64);
             }
         }
         // Keeps the reads: nothing else uses what they found.

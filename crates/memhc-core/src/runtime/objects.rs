@@ -9,9 +9,12 @@
 //!
 //! Ids are dense and handed out in order, so records made one after another sit side by side.
 
+use num_complex::Complex64;
+
 use crate::backend::Backend;
 use crate::device_copy::{DeviceCopy, WriteBack};
 use crate::error::{Error, Result};
+use crate::host_copy::HostCopy;
 use crate::lifecycle::{Lifecycle, TransitionLog};
 use crate::object::{Layout, ObjectId, ObjectKind, State};
 use crate::policy::IdTable;
@@ -34,6 +37,23 @@ impl<B: Backend> Entry<B> {
     /// The device copy, if the object is resident.
     pub fn device(&self) -> Option<&DeviceCopy<B>> {
         self.life.device()
+    }
+
+    /// Reads what a launch or a release of the object reads first, from each part of the
+    /// record (its state, its layout, its device copy, the first element of its host copy),
+    /// and returns a value that depends on all of it, so that the reads are kept
+    /// ([`Runtime::touch_records`](super::Runtime::touch_records)). A record spans three
+    /// cache lines: reading one field brings in one of them only.
+    pub fn touch(&self) -> usize {
+        let host = self.life.host().and_then(HostCopy::as_slice);
+        let first = host.and_then(<[Complex64]>::first);
+        let host = first.map_or(0, |c| usize::from(c.re == 0.0));
+        let device = self.device().map_or(0, |d| d.blocks.len());
+        (self.life.kind() as usize)
+            ^ self.layout.bytes()
+            ^ usize::from(self.prefetched)
+            ^ host
+            ^ device
     }
 }
 
