@@ -4,7 +4,9 @@
     python3 scripts/ci-times.py [--reference-wall S] LABEL=LOG[+LOG...] [LABEL=LOG[+LOG...] ...]
 
 LOG+LOG: one run measured in parts (for example the release sections on a clone of their own);
-a section takes its numbers from the first of the logs that has it. Each LOG is the saved output of `.ci/run` (stdout and stderr). What is read from it:
+a section takes its numbers from the first of the logs that has it, unless the run was stopped
+in it there (its CPU is then incomplete). Each LOG is the saved output of `.ci/run` (stdout and
+stderr). What is read from it:
 
 - the timer lines `.ci/run` prints at the end of every section and at the end of the run,
   `== time: <section>: wall W s, cpu C s (user U, sys S)`;
@@ -17,8 +19,10 @@ a section takes its numbers from the first of the logs that has it. Each LOG is 
 Every number it prints comes from these lines; nothing is typed in by hand, except S: the wall
 time of a run of the first LOG's commit on an unshared machine, if one is known. With it, each
 run's wall time on that machine is estimated as S times its CPU time over the first run's (the
-CPU a run needs does not depend on how busy the machine is; its wall time does), and, as a floor,
-its CPU time over the machine's 2 cores.
+CPU a run needs does not depend on how busy the machine is; its wall time does). A section
+measured in the last run but not in an earlier one counts, for the earlier run, with the last
+run's numbers (said where it happens): the total it gives the earlier run is then a lower bound.
+The scaled estimate is printed only when every section `.ci/run` has was measured in some run.
 """
 import re
 import statistics
@@ -107,7 +111,8 @@ def main(args):
                 merged = (dict(one[0]), one[1], list(one[2]), one[3], list(one[4]))
             else:
                 for n, r in one[0].items():
-                    merged[0].setdefault(n, r)
+                    if n not in merged[0] or (merged[0][n].get("stopped") and not r.get("stopped")):
+                        merged[0][n] = r
                 merged[2].extend(one[2])
         runs.append((label, merged))
     names = []
@@ -162,29 +167,46 @@ def main(args):
         print(f"| {label} | {t} | {g} | {ld} |")
     print()
 
-    print("Floor for an unshared 2-core machine, from the CPU of the sections each run reached")
-    print("(their CPU time over 2 cores: no section can finish sooner):\n")
-    for i, (label, _) in enumerate(runs):
-        print(f"- {label}: {both['cpu'][i]:.0f} s CPU, at least {both['cpu'][i] / 2:.0f} s wall")
-    print()
-
-    if ref is not None:
-        base = runs[0][1][1]
-        print(f"Unshared 2-core estimate (reference: the first run's commit took {ref:.0f} s there):\n")
-        print("| run | cpu s | cpu / first run's cpu | estimated wall s | floor: cpu / 2 cores, s |")
-        print("|---|---:|---:|---:|---:|")
-        for label, (_, total, *_r) in runs:
-            if total and base:
-                f = total[1]["cpu"] / base[1]["cpu"]
-                print(f"| {label} | {total[1]['cpu']:.0f} | {f:.3f} | {ref * f:.0f} | {total[1]['cpu'] / 2:.0f} |")
+    # Whole-run CPU with stand-ins: a section the first run did not reach (or was stopped in)
+    # takes the last run's numbers. The commands of those sections are the same in both; the
+    # changes can only have made them cheaper, so the first run's total is then a lower bound,
+    # and the last run's share of it an upper bound.
+    if change:
+        full = [0.0] * len(runs)
+        stand_in = []
+        for n in names:
+            rows = [sections.get(n) for _, (sections, *_rest) in runs]
+            rows = [None if r and r.get("stopped") else r for r in rows]
+            if rows[-1] is None:
+                continue
+            for i, r in enumerate(rows):
+                if r is None:
+                    r = rows[-1]
+                    stand_in.append((runs[i][0], n))
+                full[i] += r["cpu"]
+        print("CPU of every section the last run measured, with stand-ins (the last run's numbers")
+        print("for a section an earlier run did not measure: " + (", ".join(f"{l}: {n}" for l, n in stand_in) or "none") + "):\n")
+        for i, (label, _) in enumerate(runs):
+            print(f"- {label}: {full[i]:.0f} s CPU{' (a lower bound)' if any(l == label for l, _ in stand_in) else ''}; over 2 cores busy throughout: {full[i] / 2:.0f} s")
+        expected = re.findall(r'^section "([^"]+)"', (Path(__file__).parent.parent / ".ci" / "run").read_text(), re.M)
+        missing = [n for n in expected if n not in names or all(
+            (sections.get(n) is None or sections[n].get("stopped")) for _, (sections, *_r) in runs)]
+        if missing:
+            print("- measured in no run (so not in these sums): " + ", ".join(missing))
+        early = [n for n in names if n not in missing and (runs[-1][1][0].get(n) is None or runs[-1][1][0][n].get("stopped"))]
+        if early:
+            print(f"- not measured in the {runs[-1][0]} run (so not in these sums): " + ", ".join(early))
+        if ref is not None and full[0] > 0 and not missing:
+            print(f"- estimate for an unshared 2-core machine, scaling the reference run ({ref:.0f} s) by CPU: "
+                  + ", ".join(f"{label} {ref * full[i] / full[0]:.0f} s" for i, (label, _) in enumerate(runs)))
         print()
 
     for label, (_, _, tests, _, _) in runs:
         slow = sorted(tests, reverse=True)[:8]
         total = sum(s for s, _ in tests)
-        print(f"{label}: {len(tests)} test binaries (cargo's `finished in`), {total:.1f} s in all; slowest:")
+        print(f"{label}: {len(tests)} test binaries (cargo's `finished in`), {total:.1f} s in all" + ("; slowest:\n" if tests else "."))
         for s, t in slow:
-            print(f"  {s:6.2f} s  {t}")
+            print(f"- {s:.2f} s `{t}`")
         print()
 
 
