@@ -331,7 +331,13 @@ impl<B: Backend> Lifecycle<B> {
         self.step(Transition::WriteBackLanded, log, (), |s, ()| match s {
             // (Too small to hold the object, it would be refused; it was allocated for it.)
             Lifecycle::WritingBack(w) if HostCopy::<B>::fits(&w.buffer, elems) => Step::Next(
-                Lifecycle::HostValid(HostCopy::in_buffer(w.buffer, elems)),
+                Lifecycle::HostValid(HostCopy::in_held(
+                    crate::host_copy::Held {
+                        buffer: w.buffer,
+                        origin: w.origin,
+                    },
+                    elems,
+                )),
                 (),
             ),
             other => Step::Unchanged(other, ()),
