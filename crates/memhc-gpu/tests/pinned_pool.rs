@@ -207,8 +207,9 @@ fn a_range_is_cut_again_only_after_the_copies_that_use_it() {
 }
 
 /// A naive-mode run (every use uploads) of one node `x` used `uses` times against fresh
-/// nodes, with `rule`; with `future`, the runtime is told the queue first. The copy counters,
-/// the fake device's registrations, and every result checked.
+/// nodes, with `rule`; with `future`, the runtime is told the queue first and keeps it (early
+/// read-back on: the runtime follows the future only where prefetch or early read-back uses
+/// it). The copy counters, the fake device's registrations, and every result checked.
 fn naive_run(
     rule: RegisterRule,
     uses: usize,
@@ -220,7 +221,11 @@ fn naive_run(
     };
     let b = common::backend(FakeConfig::default(), options);
     let fake = b.api().clone();
-    let mut engine = Engine::new(Runtime::new(b, Config::for_mode(Mode::Naive)).unwrap());
+    let config = Config {
+        early_read_back: future,
+        ..Config::for_mode(Mode::Naive)
+    };
+    let mut engine = Engine::new(Runtime::new(b, config).unwrap());
     let m = Arc::new(SpinMapping::meson4x4());
     let x = HadronNode::random(&shape(), 100);
     let ys: Vec<HadronNode> = (0..uses as u64)

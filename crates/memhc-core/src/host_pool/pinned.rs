@@ -213,3 +213,50 @@ fn rounded(bytes: usize) -> Result<usize, BackendError> {
         .checked_next_multiple_of(PIECE_ALIGN)
         .ok_or_else(|| BackendError::invalid(BackendOp::Alloc, format!("{bytes} host bytes")))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memhc_host::HostBackend;
+
+    #[test]
+    fn a_backend_that_cuts_no_pieces_gets_no_chunk_and_is_not_asked_again() {
+        let b = HostBackend::new(1 << 20);
+        let mut pool = PinnedArena::<HostBackend>::new(64 << 20, 1 << 20);
+        assert!(pool.cuts());
+        assert!(pool.carve(&b, 1000).unwrap().is_none(), "no chunk yet");
+        assert!(pool.grow(&b, 1000).unwrap().is_none(), "the probe says no");
+        assert!(!pool.cuts());
+        assert_eq!((pool.chunks(), pool.bytes(), pool.free_bytes()), (0, 0, 0));
+        assert!(pool.grow(&b, 1000).unwrap().is_none());
+        let off = PinnedArena::<HostBackend>::new(64 << 20, 0);
+        assert!(!off.cuts(), "a chunk size of zero: no pool");
+    }
+
+    #[test]
+    fn pieces_are_whole_pages_and_a_size_past_the_address_space_is_refused() {
+        assert_eq!(rounded(1).unwrap(), PIECE_ALIGN);
+        assert_eq!(rounded(PIECE_ALIGN).unwrap(), PIECE_ALIGN);
+        assert_eq!(rounded(PIECE_ALIGN + 1).unwrap(), 2 * PIECE_ALIGN);
+        assert!(rounded(usize::MAX).is_err());
+    }
+
+    #[test]
+    fn a_lease_gives_its_range_back_once_dropped() {
+        let free = Arc::new(Mutex::new(SubAllocator::new(4 * PIECE_ALIGN)));
+        let (offset, size) = free.lock().unwrap().alloc(2 * PIECE_ALIGN).unwrap();
+        let lease = Lease {
+            free: Arc::clone(&free),
+            offset,
+            size,
+        };
+        assert_eq!(free.lock().unwrap().free_bytes(), 2 * PIECE_ALIGN);
+        drop(lease);
+        assert_eq!(free.lock().unwrap().free_bytes(), 4 * PIECE_ALIGN);
+        assert_eq!(
+            free.lock().unwrap().largest_free(),
+            4 * PIECE_ALIGN,
+            "coalesced"
+        );
+    }
+}

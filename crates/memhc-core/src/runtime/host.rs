@@ -44,10 +44,13 @@ impl<B: Backend> Runtime<B> {
     /// Before an upload of `id`'s values: if they are a vector, offers it to the backend for
     /// registration in place ([`Backend::adopt_host`]: page-locked where the backend's rule
     /// says it pays, so that this upload and every later one is a DMA with no staging), with
-    /// the copies it expects. Without deduplication (the paper's naive modes) every planned
-    /// use uploads; with it, the first upload is taken as the only one, and an object
-    /// uploaded again (it was evicted) is expected to upload once per planned use left. The
-    /// uses are counted up to [`LOOKAHEAD_USES`].
+    /// the copies it expects: the uploads so far and the planned uses left (at least one:
+    /// this upload), where the runtime follows the announced future (prefetch or early
+    /// read-back on; counted up to [`LOOKAHEAD_USES`]). Without deduplication (the paper's naive modes)
+    /// every use uploads, so all of them count; with it, a first upload is taken as the only
+    /// one, and an object uploaded again (it was evicted) is expected to upload once per use
+    /// left. Without a future, a vector is registered at the upload where the uploads so far
+    /// reach the backend's count (online, as in ski rental).
     pub(super) fn offer_for_registration(&mut self, id: ObjectId) -> Result<()> {
         let pageable = self
             .entry(id)?
