@@ -504,6 +504,7 @@ mod tests {
         let backend = B::new(1 << 10);
         WriteBack {
             buffer: backend.alloc_host(48).expect("host memory"),
+            origin: crate::host_copy::Origin::Own,
             event: crate::hazards::Tagged {
                 stream: 0,
                 event: backend.create_event().expect("event"),
