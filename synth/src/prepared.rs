@@ -39,6 +39,9 @@ pub(crate) struct PointSetup {
     /// Whether a run uses an arena (`--alloc arena`): the host backend then takes its whole
     /// budget of host memory at once, not only what the queue holds.
     pub arena: bool,
+    /// Whether the runs take the direct data path (`--host-memory pinned`): the pinned pool's
+    /// spare chunk then counts against the host memory.
+    pub pinned: bool,
 }
 
 impl Prepared {
@@ -59,6 +62,10 @@ impl Prepared {
             if setup.arena && setup.backend == BackendChoice::Host {
                 // One allocation of the whole budget, however little the queue holds.
                 needs.device = device as u64;
+            }
+            if setup.pinned {
+                needs =
+                    needs.with_pinned_pool(memhc_core::config::DEFAULT_PINNED_CHUNK_BYTES as u64);
             }
             admit("the run", needs.total(), &needs.detail(), setup.host_memory)
         };

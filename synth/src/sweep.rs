@@ -179,6 +179,7 @@ impl Parsed {
             verify: a.verify,
             host_memory: host_memory()?,
             arena: allocs.contains(&Some(memhc_core::Alloc::Arena)),
+            pinned,
         };
         Ok(Parsed {
             plan: RunPlan {

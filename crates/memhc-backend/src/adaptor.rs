@@ -226,6 +226,19 @@ impl<B: Backend, H: Hooks> Backend for Adaptor<B, H> {
         self.inner.alloc_host(bytes)
     }
 
+    fn host_piece(
+        &self,
+        chunk: &std::sync::Arc<Self::HostBuffer>,
+        offset: usize,
+        bytes: usize,
+    ) -> Result<Option<Self::HostBuffer>, BackendError> {
+        self.inner.host_piece(chunk, offset, bytes)
+    }
+
+    fn adopt_host(&self, memory: Vec<u64>, copies: usize) -> Result<Self::HostBuffer, Vec<u64>> {
+        self.inner.adopt_host(memory, copies)
+    }
+
     fn copy_h2d_async(
         &self,
         stream: &Self::Stream,

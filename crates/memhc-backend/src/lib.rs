@@ -185,6 +185,36 @@ pub trait Backend {
     /// from (page-locked on a GPU); what it holds before anything writes it is unspecified.
     fn alloc_host(&self, bytes: usize) -> Result<Self::HostBuffer, BackendError>;
 
+    /// Host memory of its own over `bytes` of `chunk` (host memory from
+    /// [`Backend::alloc_host`]) from byte `offset`: copies to and from it, in-place access and
+    /// the copies it waits for are its own, and it keeps `chunk` alive. For a caller that
+    /// sub-allocates a few large page-locked allocations instead of making one per buffer
+    /// (memhc-core's pinned pool). The caller keeps live pieces of one chunk disjoint, and
+    /// hands a range out again only once the piece over it is dropped (dropping a piece waits
+    /// for the copies that use it). A range outside `chunk` is
+    /// [`BackendError::InvalidArgument`]. `Ok(None)`: this backend does not cut pieces (the
+    /// provided version); the caller allocates each buffer on its own.
+    fn host_piece(
+        &self,
+        chunk: &std::sync::Arc<Self::HostBuffer>,
+        offset: usize,
+        bytes: usize,
+    ) -> Result<Option<Self::HostBuffer>, BackendError> {
+        let _ = (chunk, offset, bytes);
+        Ok(None)
+    }
+
+    /// Takes the caller's pageable `memory`, expected to be copied to the device `copies`
+    /// times, as host memory of the backend if registering it in place pays (page-locking it:
+    /// `cuMemHostRegister`, `hipHostRegister`; every later copy is one DMA, with no staging),
+    /// and hands it back otherwise. Dropping the host memory unregisters it and frees the
+    /// vector. The provided version always hands it back (a backend without staging has
+    /// nothing to save).
+    fn adopt_host(&self, memory: Vec<u64>, copies: usize) -> Result<Self::HostBuffer, Vec<u64>> {
+        let _ = copies;
+        Err(memory)
+    }
+
     /// Enqueues a copy of `len` bytes of host buffer `src` (from byte `src_offset`) into `dst`
     /// (from byte `dst_offset`), after all work enqueued on `stream` so far. Unlike
     /// [`Backend::copy_h2d`] it reads `src` in stream order, not before returning: a GPU copies

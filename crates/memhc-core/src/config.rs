@@ -226,6 +226,17 @@ pub struct Config {
     /// back and [`Runtime::alloc_host`](crate::Runtime::alloc_host) (a new page-locked
     /// allocation pins every page: on the H100 host, 3 GB/s). Default 4 GiB.
     pub pinned_pool_bytes: usize,
+    /// The first chunk of the pinned pool, bytes: new host memory of the backend
+    /// ([`Runtime::alloc_host`](crate::Runtime::alloc_host), copies back with
+    /// [`Config::pinned_results`]) is cut from a few large allocations instead of one each
+    /// (where the backend cuts pieces: [`Backend::host_piece`](crate::Backend::host_piece)).
+    /// Set it from the plan (the host bytes the run holds at once: memhc-workload's
+    /// `pinned_plan_bytes`) so that one chunk serves the whole run; 0 (the default): the
+    /// first chunk is [`Config::pinned_chunk_bytes`] too.
+    pub pinned_reserve_bytes: usize,
+    /// The pinned pool grows by chunks of this many bytes (or the buffer asked for, when it is
+    /// larger). 0: no pool, each buffer its own allocation. Default 256 MiB.
+    pub pinned_chunk_bytes: usize,
     /// Results announced with [`Runtime::expect_read`](crate::Runtime::expect_read) are copied
     /// back on a stream of their own as soon as the launch that writes them last is queued
     /// (the announced future, [`Runtime::set_future`](crate::Runtime::set_future), says which
@@ -246,6 +257,9 @@ pub struct Config {
 
 /// [`Config::pinned_pool_bytes`] by default.
 pub const DEFAULT_PINNED_POOL_BYTES: usize = 4 << 30;
+
+/// [`Config::pinned_chunk_bytes`] by default.
+pub const DEFAULT_PINNED_CHUNK_BYTES: usize = 256 << 20;
 
 /// [`Config::host_pool_bytes`] by default.
 pub const DEFAULT_HOST_POOL_BYTES: usize = 256 << 20;
@@ -296,6 +310,8 @@ impl Config {
             host_pool_min_bytes: DEFAULT_HOST_POOL_MIN_BYTES,
             pinned_results: false,
             pinned_pool_bytes: DEFAULT_PINNED_POOL_BYTES,
+            pinned_reserve_bytes: 0,
+            pinned_chunk_bytes: DEFAULT_PINNED_CHUNK_BYTES,
             early_read_back: false,
             reuse_delay: 0,
         }
@@ -309,6 +325,15 @@ impl Config {
         self.pinned_results = on;
         self.early_read_back = on;
         self.reuse_delay = if on { self.streams } else { 0 };
+        self
+    }
+
+    /// The same configuration with the pinned pool's first chunk `reserve` bytes (the plan's)
+    /// and later chunks `chunk` bytes ([`Config::pinned_reserve_bytes`],
+    /// [`Config::pinned_chunk_bytes`]); `chunk` 0 turns the pool off.
+    pub fn with_pinned_pool(mut self, reserve: usize, chunk: usize) -> Self {
+        self.pinned_reserve_bytes = reserve;
+        self.pinned_chunk_bytes = chunk;
         self
     }
 

@@ -91,6 +91,8 @@ impl<B: Backend> DeviceCopy<B> {
 pub(crate) struct WriteBack<B: Backend> {
     /// Host memory the backend allocated for asynchronous copies (pinned, on a GPU).
     pub buffer: B::HostBuffer,
+    /// Where it came from (a piece of the pinned pool: its range, given back after the memory).
+    pub origin: crate::host_copy::Origin,
     /// Recorded on the copy stream after the copy.
     pub event: Tagged<B>,
 }

@@ -16,6 +16,7 @@ use num_complex::Complex64;
 use crate::backend::{Backend, BackendError, BackendOp, HostMemory};
 use crate::error::{Error, Result};
 use crate::hazards::{Hazards, Tagged};
+use crate::host_pool::Lease;
 
 /// An object's host copy: where its values live on the host. Made from a vector
 /// (`HostCopy::from(values)`) or from the backend's host memory ([`HostCopy::pinned`]).
@@ -29,6 +30,8 @@ enum Repr<B: Backend> {
     Pinned(Box<Pinned<B>>),
 }
 
+// Field order is drop order: the memory (which waits for the copies that use it) goes before
+// its origin (a piece's range goes back to the pool only then).
 struct Pinned<B: Backend> {
     buffer: B::HostBuffer,
     elems: usize,
@@ -37,6 +40,31 @@ struct Pinned<B: Backend> {
     /// here, not only in the device copy's history, because the device copy can go (an
     /// eviction that hands its block over does not wait) while they are still in flight.
     reads: Hazards<B>,
+    origin: Origin,
+}
+
+/// Where the backend's host memory of a host copy came from.
+#[derive(Debug)]
+pub(crate) enum Origin {
+    /// An allocation of its own ([`Backend::alloc_host`]), or the caller's.
+    Own,
+    /// A piece of the runtime's pinned pool: its range, given back when this is dropped.
+    Piece {
+        /// Held only to be dropped.
+        _lease: Lease,
+    },
+    /// The caller's pageable vector, registered in place ([`Backend::adopt_host`]): dropping
+    /// the memory unregisters it; never kept for reuse.
+    Registered,
+}
+
+/// The backend's host memory and where it came from: what the pools keep.
+#[derive(Debug)]
+pub(crate) struct Held<B: Backend> {
+    /// The memory (dropped first: it waits for the copies that use it).
+    pub buffer: B::HostBuffer,
+    /// Where it came from (dropped after).
+    pub origin: Origin,
 }
 
 impl<B: Backend> std::fmt::Debug for HostCopy<B> {
@@ -79,11 +107,88 @@ impl<B: Backend> HostCopy<B> {
 
     /// `buffer` holding `elems` elements, which the caller checked it [`fits`](Self::fits).
     pub(crate) fn in_buffer(buffer: B::HostBuffer, elems: usize) -> Self {
+        Self::in_held(
+            Held {
+                buffer,
+                origin: Origin::Own,
+            },
+            elems,
+        )
+    }
+
+    /// Memory from the pools holding `elems` elements; refused if it is smaller.
+    pub(crate) fn from_held(held: Held<B>, elems: usize) -> Result<Self> {
+        if !Self::fits(&held.buffer, elems) {
+            return Err(Error::Internal(format!(
+                "pooled host memory of {} bytes cannot hold {elems} complex doubles",
+                held.buffer.bytes()
+            )));
+        }
+        Ok(Self::in_held(held, elems))
+    }
+
+    /// Memory from the pools holding `elems` elements, which the caller checked it
+    /// [`fits`](Self::fits).
+    pub(crate) fn in_held(held: Held<B>, elems: usize) -> Self {
+        let Held { buffer, origin } = held;
         HostCopy(Repr::Pinned(Box::new(Pinned {
             buffer,
             elems,
             reads: Hazards::default(),
+            origin,
         })))
+    }
+
+    /// Whether the values are the caller's vector registered in place
+    /// ([`Backend::adopt_host`]).
+    pub fn is_registered(&self) -> bool {
+        matches!(&self.0, Repr::Pinned(p) if matches!(p.origin, Origin::Registered))
+    }
+
+    /// Whether the values are in a piece of the runtime's pinned pool.
+    pub fn is_pooled(&self) -> bool {
+        matches!(&self.0, Repr::Pinned(p) if matches!(p.origin, Origin::Piece { .. }))
+    }
+
+    /// Offers a vector to `backend` for registration in place, expected to be copied to the
+    /// device `copies` times ([`Backend::adopt_host`]); whether it is registered now. Host
+    /// memory already, or a vector the backend hands back, stays as it was (the same values:
+    /// the vector only changes owner and element type, never its bytes).
+    pub(crate) fn adopt<D: Backend<HostBuffer = B::HostBuffer>>(
+        &mut self,
+        backend: &D,
+        copies: usize,
+    ) -> bool {
+        let Repr::Pageable(v) = &mut self.0 else {
+            return false;
+        };
+        let elems = v.len();
+        let words = match bytemuck::allocation::try_cast_vec::<Complex64, u64>(std::mem::take(v)) {
+            Ok(words) => words,
+            Err((_, back)) => {
+                *v = back;
+                return false;
+            }
+        };
+        match backend.adopt_host(words, copies) {
+            // The same bytes, so it fits (and a backend that broke that would show as an
+            // error when the values are next read, not as lost memory).
+            Ok(buffer) => {
+                *self = Self::in_held(
+                    Held {
+                        buffer,
+                        origin: Origin::Registered,
+                    },
+                    elems,
+                );
+                true
+            }
+            Err(words) => {
+                *v = bytemuck::allocation::try_cast_vec::<u64, Complex64>(words)
+                    .unwrap_or_else(|(_, words)| bytemuck::cast_slice(&words).to_vec());
+                false
+            }
+        }
     }
 
     /// Elements held.
@@ -156,12 +261,17 @@ impl<B: Backend> HostCopy<B> {
 
     /// Takes the copy apart: the vector, or the backend's host memory (for reuse) with the
     /// queued copies that may still read it.
-    pub(crate) fn into_parts(self) -> Result<Vec<Complex64>, (B::HostBuffer, Hazards<B>)> {
+    pub(crate) fn into_parts(self) -> Result<Vec<Complex64>, (Held<B>, Hazards<B>)> {
         match self.0 {
             Repr::Pageable(v) => Ok(v),
             Repr::Pinned(p) => {
-                let Pinned { buffer, reads, .. } = *p;
-                Err((buffer, reads))
+                let Pinned {
+                    buffer,
+                    reads,
+                    origin,
+                    ..
+                } = *p;
+                Err((Held { buffer, origin }, reads))
             }
         }
     }

@@ -19,7 +19,12 @@ use num_complex::Complex64;
 
 use crate::backend::{Backend, BackendError, HostMemory};
 use crate::hazards::Hazards;
-use crate::host_copy::HostCopy;
+use crate::host_copy::{Held, HostCopy, Origin};
+use crate::object::ObjectId;
+
+mod pinned;
+pub(crate) use pinned::Lease;
+use pinned::PinnedArena;
 
 /// Host buffers of released objects, by size in bytes, for reuse by copies back from the
 /// device: vectors (`T = Vec<Complex64>`) or the backend's host memory (page-locked on a GPU,
@@ -74,6 +79,12 @@ impl<T> HostPool<T> {
     pub(crate) fn bytes(&self) -> usize {
         self.bytes
     }
+
+    /// Every buffer held, handed out (the pool is empty after).
+    pub(crate) fn drain(&mut self) -> impl Iterator<Item = T> {
+        self.bytes = 0;
+        std::mem::take(&mut self.by_bytes).into_values().flatten()
+    }
 }
 
 impl HostPool<Vec<Complex64>> {
@@ -92,7 +103,9 @@ impl HostPool<Vec<Complex64>> {
     }
 }
 
-/// The runtime's two host pools: vectors, and the backend's host memory.
+/// The runtime's host memory: vectors kept for reuse, the backend's host memory kept for
+/// reuse, the pinned pool it is cut from, and how often each object's vector was uploaded
+/// (for registration in place).
 pub(crate) struct HostPools<B: Backend> {
     /// Vectors of released objects ([`Config::host_pool_bytes`](crate::Config::host_pool_bytes)).
     pub vecs: HostPool<Vec<Complex64>>,
@@ -100,7 +113,11 @@ pub(crate) struct HostPools<B: Backend> {
     /// ([`Config::pinned_pool_bytes`](crate::Config::pinned_pool_bytes)), each with the work
     /// that may still read it (a copy in from it, queued when its object was released): a
     /// buffer is handed out again only once that work is done.
-    pinned: HostPool<(B::HostBuffer, Hazards<B>)>,
+    pinned: HostPool<(Held<B>, Hazards<B>)>,
+    /// The chunks new host memory is cut from ([`PinnedArena`]).
+    arena: PinnedArena<B>,
+    /// Uploads of each object's vector so far.
+    uploads: HashMap<ObjectId, u32>,
 }
 
 impl<B: Backend> HostPools<B> {
@@ -109,43 +126,77 @@ impl<B: Backend> HostPools<B> {
         HostPools {
             vecs: HostPool::new(config.host_pool_bytes, config.host_pool_min_bytes),
             pinned: HostPool::new(config.pinned_pool_bytes, 0),
+            arena: PinnedArena::new(config.pinned_reserve_bytes, config.pinned_chunk_bytes),
+            uploads: HashMap::new(),
         }
     }
 
     /// Keeps a released object's host copy for reuse, or drops it; `uses` is the work that may
-    /// still read it.
+    /// still read it. Registered caller memory is dropped (unregistered).
     pub(crate) fn put(&mut self, host: HostCopy<B>, uses: Hazards<B>) {
         match host.into_parts() {
             Ok(v) => self.vecs.put_vec(v),
-            Err((buffer, mut reads)) => {
+            Err((held, mut reads)) => {
                 reads.absorb(uses);
-                self.put_buffer(buffer, reads)
+                self.put_held(held, reads)
             }
         }
     }
 
     /// Keeps the backend's host memory for reuse, or drops it (dropping waits for the copies
     /// that use it); `uses` is the work that may still read it.
-    pub(crate) fn put_buffer(&mut self, buffer: B::HostBuffer, uses: Hazards<B>) {
-        let bytes = buffer.bytes();
-        drop(self.pinned.put((buffer, uses), bytes));
+    pub(crate) fn put_held(&mut self, held: Held<B>, uses: Hazards<B>) {
+        if matches!(held.origin, Origin::Registered) {
+            return;
+        }
+        let bytes = held.buffer.bytes();
+        drop(self.pinned.put((held, uses), bytes));
     }
 
     /// Host memory of `bytes` bytes for a copy to overwrite: a kept buffer, once the work
-    /// that may read it is done, or a new one from `backend`.
-    pub(crate) fn take_buffer<D: Backend<Stream = B::Stream, Event = B::Event>>(
+    /// that may read it is done, or new memory ([`HostPools::new_buffer`]).
+    pub(crate) fn take_buffer<D: Same<B>>(
         &mut self,
         bytes: usize,
         backend: &D,
-        alloc: impl FnOnce(usize) -> Result<B::HostBuffer, BackendError>,
-    ) -> Result<B::HostBuffer, BackendError> {
+    ) -> Result<Held<B>, BackendError> {
         match self.pinned.take(bytes) {
-            Some((buffer, uses)) => {
+            Some((held, uses)) => {
                 uses.settle(backend)?;
-                Ok(buffer)
+                Ok(held)
             }
-            None => alloc(bytes),
+            None => self.new_buffer(bytes, backend),
         }
+    }
+
+    /// New host memory of `bytes` bytes: a piece of the pinned pool (after giving the pool
+    /// back the buffers kept for reuse, if it is full; growing it by a chunk if still full),
+    /// or, where the pool is off or the backend cuts no pieces, an allocation of its own.
+    pub(crate) fn new_buffer<D: Same<B>>(
+        &mut self,
+        bytes: usize,
+        backend: &D,
+    ) -> Result<Held<B>, BackendError> {
+        if let Some(held) = self.arena.carve(backend, bytes)? {
+            return Ok(held);
+        }
+        if self.arena.cuts() && self.pinned.bytes() > 0 {
+            // Kept buffers hold pieces of the pool: give them back before pinning more.
+            for (held, uses) in self.pinned.drain() {
+                uses.settle(backend)?;
+                drop(held);
+            }
+            if let Some(held) = self.arena.carve(backend, bytes)? {
+                return Ok(held);
+            }
+        }
+        if let Some(held) = self.arena.grow(backend, bytes)? {
+            return Ok(held);
+        }
+        Ok(Held {
+            buffer: backend.alloc_host(bytes)?,
+            origin: Origin::Own,
+        })
     }
 
     /// Whether the pool of host memory has room for a buffer of `bytes` more.
@@ -157,6 +208,54 @@ impl<B: Backend> HostPools<B> {
     pub(crate) fn bytes(&self) -> usize {
         self.vecs.bytes() + self.pinned.bytes()
     }
+
+    /// The pinned pool: bytes of its chunks, how many, and bytes free in them.
+    pub(crate) fn pinned_pool(&self) -> PinnedPoolStats {
+        PinnedPoolStats {
+            bytes: self.arena.bytes(),
+            chunks: self.arena.chunks(),
+            free_bytes: self.arena.free_bytes(),
+        }
+    }
+
+    /// Counts an upload of `id`'s vector; the uploads so far, this one excluded.
+    pub(crate) fn count_upload(&mut self, id: ObjectId) -> u32 {
+        let n = self.uploads.entry(id).or_insert(0);
+        let before = *n;
+        *n = n.saturating_add(1);
+        before
+    }
+
+    /// Forgets a released object's uploads.
+    pub(crate) fn forget(&mut self, id: ObjectId) {
+        if !self.uploads.is_empty() {
+            self.uploads.remove(&id);
+        }
+    }
+}
+
+/// A backend over the same host memory, streams and events as `B` (the runtime's backend, `B`
+/// wrapped in its counters).
+pub(crate) trait Same<B: Backend>:
+    Backend<HostBuffer = B::HostBuffer, Stream = B::Stream, Event = B::Event>
+{
+}
+
+impl<B: Backend, D> Same<B> for D where
+    D: Backend<HostBuffer = B::HostBuffer, Stream = B::Stream, Event = B::Event>
+{
+}
+
+/// The runtime's pinned pool ([`Runtime::pinned_pool`](crate::Runtime::pinned_pool)): a few
+/// large allocations of the backend's host memory, cut into pieces for host copies.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PinnedPoolStats {
+    /// Bytes of the chunks allocated (each one backend host allocation).
+    pub bytes: usize,
+    /// Chunks allocated.
+    pub chunks: usize,
+    /// Bytes of the chunks no piece holds.
+    pub free_bytes: usize,
 }
 
 #[cfg(test)]

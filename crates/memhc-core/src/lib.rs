@@ -79,6 +79,7 @@ pub use config::{Alloc, Config, Mode, Prefetch};
 pub use error::{BackendError, BackendOp, Error, Result};
 pub use events::{Event, EventKind, EventLog};
 pub use host_copy::HostCopy;
+pub use host_pool::PinnedPoolStats;
 pub use object::{Access, AccessMode, Layout, ObjectId, ObjectKind, State, Tiles};
 pub use policy::{EvictionPolicy, PolicyKind};
 pub use runtime::{AuditError, Components, Launch, Runtime};

@@ -45,6 +45,20 @@ impl Lookahead {
         self.cursor.get(&id).copied().unwrap_or(NEVER)
     }
 
+    /// How many planned uses of `id` are still to come, counted up to `most`.
+    pub(crate) fn uses_left(&self, id: ObjectId, most: usize) -> usize {
+        let mut at = self.next_use(id);
+        let mut n = 0;
+        while at != NEVER && n < most {
+            n += 1;
+            at = usize::try_from(at)
+                .ok()
+                .and_then(|i| self.next_at.get(i).copied())
+                .unwrap_or(NEVER);
+        }
+        n
+    }
+
     /// A launch used `id`: its next planned use is done.
     pub(crate) fn consume(&mut self, id: ObjectId) {
         if let Some(c) = self.cursor.get_mut(&id)

@@ -226,6 +226,8 @@ fn config() -> impl Strategy<Value = Config> {
                     // Nor copies back into the backend's host memory, nor early read-backs.
                     pinned_results: extra % 3 == 1,
                     pinned_pool_bytes: 1 << 20,
+                    pinned_reserve_bytes: 0,
+                    pinned_chunk_bytes: 1 << 20,
                     early_read_back: extra % 4 >= 2,
                     reuse_delay: extra % 3,
                 }

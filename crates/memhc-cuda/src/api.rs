@@ -149,6 +149,16 @@ impl DeviceApi for Cuda {
         CudaPinned::alloc(&self.ctx, bytes)
     }
 
+    /// A range of a `cuMemHostAlloc` allocation, freeing nothing when dropped.
+    fn host_piece(
+        &self,
+        chunk: &CudaPinned,
+        offset: usize,
+        bytes: usize,
+    ) -> Result<CudaPinned, BackendError> {
+        chunk.piece(offset, bytes)
+    }
+
     /// `cuMemHostRegister` (no flags) on the vector's elements, in place.
     fn host_register(&self, memory: Vec<u64>) -> Result<CudaPinned, Box<Unregistered>> {
         CudaPinned::register(&self.ctx, memory)

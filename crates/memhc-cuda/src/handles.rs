@@ -162,6 +162,9 @@ enum PinnedKind {
     Registered(Vec<u64>),
     /// Unregistered and handed back: nothing to release.
     Released,
+    /// A range of an allocation another value owns (a piece of memhc's pinned pool, which
+    /// keeps that value alive longer than the piece): nothing to release.
+    Piece,
 }
 
 // SAFETY: the buffer is plain host memory owned by this value; the raw pointer is shared with
@@ -183,6 +186,24 @@ impl CudaPinned {
             bytes,
             ctx: Arc::clone(ctx),
             kind: PinnedKind::Allocated,
+        })
+    }
+
+    /// `bytes` (> 0) of this allocation from byte `offset`, as page-locked memory that frees
+    /// nothing when dropped ([`memhc_gpu::DeviceApi::host_piece`]: the caller keeps this
+    /// allocation alive longer, and live pieces disjoint). Only `cuMemHostAlloc` memory is cut.
+    pub(crate) fn piece(&self, offset: usize, bytes: usize) -> Result<Self, BackendError> {
+        if bytes == 0 || !matches!(self.kind, PinnedKind::Allocated) {
+            return Err(BackendError::invalid(
+                BackendOp::Alloc,
+                "a piece is a non-empty range of allocated page-locked memory",
+            ));
+        }
+        Ok(CudaPinned {
+            ptr: self.range(BackendOp::Alloc, offset, bytes)?,
+            bytes,
+            ctx: Arc::clone(&self.ctx),
+            kind: PinnedKind::Piece,
         })
     }
 
@@ -331,7 +352,7 @@ impl Drop for CudaPinned {
                     std::mem::forget(memory);
                 }
             }
-            PinnedKind::Allocated | PinnedKind::Released => {}
+            PinnedKind::Allocated | PinnedKind::Released | PinnedKind::Piece => {}
         }
     }
 }

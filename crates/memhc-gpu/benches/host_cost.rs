@@ -39,6 +39,11 @@
 //!
 //! Bytes: the GPU backend's own counters ([`memhc_gpu::CopyStats`]).
 //!
+//! The runtime's pinned pool (memhc-core's `Config::pinned_chunk_bytes`) has its first chunk
+//! sized from the plan on the direct path (`pinned_plan_bytes`, as memhc-synth's runner), and
+//! every run prints a `pool` line: the page-locked allocations the fake device made over the
+//! whole run (set-up included), the pieces cut from them, and the pool's chunks at the end.
+//!
 //! Before the rounds, `register` lines give the modelled time of 1 to 12 uploads of an 8 MiB
 //! and a 36 MiB pageable buffer, staged every time (through a warm staging pool) or registered
 //! once
@@ -61,9 +66,10 @@ use fake::meter::{self, Meter};
 use fake::{Fake, FakeConfig, Progress};
 use hadron::{Contraction, Engine, HadronNode};
 use memhc_backend::Backend;
-use memhc_core::{Complex64, Mode, ObjectId, PolicyKind, Runtime};
+use memhc_core::{Complex64, Config, Mode, ObjectId, PinnedPoolStats, PolicyKind, Runtime};
 use memhc_gpu::model::{ModelParams, model_backend};
 use memhc_gpu::{CopyStats, GpuBackend, GpuOptions};
+use memhc_workload::host_memory::pinned_plan_bytes;
 use memhc_workload::run::{RunSpec, peak_without_eviction};
 use memhc_workload::{Analysis, Dist, SynthParams, Workload, generate};
 
@@ -192,11 +198,21 @@ fn spec(budget: usize, pinned: bool) -> RunSpec {
     }
 }
 
+/// The runtime's configuration for the run: the spec's, with the pinned pool's first chunk
+/// sized from the plan on the direct path (as memhc-synth's runner does).
+fn config(w: &Workload, a: &Analysis, budget: usize, pinned: bool) -> Config {
+    let mut config = spec(budget, pinned).config();
+    if pinned {
+        config.pinned_reserve_bytes = pinned_plan_bytes(w, a) as usize;
+    }
+    config
+}
+
 /// The modelled queue time of the run and its floor, seconds.
 fn modelled(w: &Workload, a: &Analysis, budget: usize, pinned: bool) -> Result<(f64, f64), Error> {
     let (backend, clock) = model_backend(ModelParams::from_env()?, budget)?;
     backend.set_timing(true);
-    let mut engine = Engine::new(Runtime::new(backend, spec(budget, pinned).config())?);
+    let mut engine = Engine::new(Runtime::new(backend, config(w, a, budget, pinned))?);
     let mut start = 0.0;
     run_queue(&mut engine, w, a, pinned, false, &mut |_, begin| {
         if begin {
@@ -217,6 +233,12 @@ struct Measured {
     device_work: Meter,
     pinning: Meter,
     copies: CopyStats,
+    /// The runtime's pinned pool at the end of the queue.
+    pool: PinnedPoolStats,
+    /// Page-locked allocations the fake device made in the whole run (set-up included), and
+    /// pieces cut from them.
+    host_allocs: usize,
+    host_pieces: usize,
 }
 
 fn sub(a: Meter, b: Meter) -> Meter {
@@ -242,7 +264,7 @@ fn measured(
         ..FakeConfig::default()
     });
     let backend = GpuBackend::on(fake.clone(), GpuOptions::default().budget(budget))?;
-    let mut engine = Engine::new(Runtime::new(backend, spec(budget, pinned).config())?);
+    let mut engine = Engine::new(Runtime::new(backend, config(w, a, budget, pinned))?);
     let mut m = Measured::default();
     let (mut wall, mut cpu) = (None, None);
     let mut faults = 0;
@@ -269,7 +291,10 @@ fn measured(
             m.copies = backend.copy_stats().since(&copies0);
         }
     })?;
+    m.pool = engine.runtime().pinned_pool();
     drop(engine);
+    let s = fake.stats();
+    (m.host_allocs, m.host_pieces) = (s.host_allocs, s.host_pieces);
     let v = fake.stats().violations;
     if !v.is_empty() {
         return Err(format!("fake device violations: {v:?}").into());
@@ -467,6 +492,15 @@ fn main() -> Result<(), Error> {
                     c.staged_d2h_bytes,
                     c.direct_h2d_bytes,
                     c.direct_d2h_bytes,
+                );
+                println!(
+                    "pool round={round} N={} schedule={name} host_allocs={} host_pieces={} chunks={} chunk_bytes={} free_bytes={}",
+                    p.n,
+                    m.host_allocs,
+                    m.host_pieces,
+                    m.pool.chunks,
+                    m.pool.bytes,
+                    m.pool.free_bytes,
                 );
             }
         }

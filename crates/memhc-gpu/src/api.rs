@@ -142,6 +142,27 @@ pub trait DeviceApi: Send + Sync + fmt::Debug + Sized + 'static {
         )))
     }
 
+    /// Page-locked memory over `bytes` of `chunk` (from [`DeviceApi::host_alloc`]) from byte
+    /// `offset`, as an allocation of its own that does not free anything when dropped: a piece
+    /// of a pinned pool ([`Backend::host_piece`](memhc_backend::Backend::host_piece)). The
+    /// contract adds: `chunk` outlives the piece, and live pieces of one chunk never overlap
+    /// (so the host may hold one piece's bytes while a copy uses another's). A range outside
+    /// `chunk` is [`BackendError::InvalidArgument`]. The provided version refuses
+    /// ([`BackendError::Unsupported`]): [`GpuBackend`](crate::GpuBackend) then allocates each
+    /// buffer on its own.
+    fn host_piece(
+        &self,
+        chunk: &Self::Pinned,
+        offset: usize,
+        bytes: usize,
+    ) -> Result<Self::Pinned, BackendError> {
+        let _ = (chunk, offset, bytes);
+        Err(BackendError::Unsupported(format!(
+            "the {} backend cannot cut page-locked memory into pieces",
+            Self::KIND
+        )))
+    }
+
     /// Creates a stream that does not synchronise with the legacy default stream.
     fn stream_create(&self) -> Result<Self::Stream, BackendError>;
 

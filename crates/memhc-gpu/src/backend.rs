@@ -13,7 +13,7 @@ use memhc_backend::timeline::{WorkKind, WorkSpan};
 use memhc_backend::{Backend, BackendError, BackendOp, DeviceMemory};
 use memhc_backend::{Location, MemInfo, not_managed};
 
-use crate::api::{BatchedGemm, DeviceAllocation, DeviceApi, Geam, StridedGemm};
+use crate::api::{BatchedGemm, DeviceAllocation, DeviceApi, Geam, PinnedAllocation, StridedGemm};
 use crate::copy_stats::{CopyCounters, CopyStats};
 use crate::event::{Fence, GpuEvent};
 use crate::memory::{GpuBuffer, GpuHostBuffer};
@@ -300,6 +300,46 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
             ));
         }
         Ok(GpuHostBuffer::new(self.api.host_alloc(bytes)?))
+    }
+
+    /// A piece of page-locked `chunk` ([`DeviceApi::host_piece`]), keeping `chunk` alive; the
+    /// piece's copies are fenced in the piece, so dropping it waits for them before its range
+    /// can be handed out again. `Ok(None)` where the device API cuts no pieces; registered
+    /// caller memory and pieces are not cut.
+    fn host_piece(
+        &self,
+        chunk: &Arc<GpuHostBuffer<D>>,
+        offset: usize,
+        bytes: usize,
+    ) -> Result<Option<GpuHostBuffer<D>>, BackendError> {
+        if chunk.is_registered() || chunk.is_piece() {
+            return Ok(None);
+        }
+        if bytes == 0 {
+            return Err(BackendError::invalid(BackendOp::Alloc, "a zero-byte piece"));
+        }
+        memhc_backend::check_range(
+            BackendOp::Alloc,
+            "page-locked chunk",
+            chunk.pinned().bytes(),
+            offset,
+            bytes,
+        )?;
+        match self.api.host_piece(chunk.pinned(), offset, bytes) {
+            Ok(pinned) => Ok(Some(GpuHostBuffer::piece(pinned, chunk))),
+            Err(BackendError::Unsupported(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Registers `memory` in place when [`GpuOptions::register`] says it pays for its size and
+    /// `copies` ([`GpuBackend::adopt_pageable`]); hands it back otherwise, or if the driver
+    /// refuses.
+    fn adopt_host(&self, memory: Vec<u64>, copies: usize) -> Result<GpuHostBuffer<D>, Vec<u64>> {
+        match self.adopt_pageable(memory, copies) {
+            Adopted::Registered(buffer) => Ok(buffer),
+            Adopted::Pageable { memory, .. } => Err(memory),
+        }
     }
 
     /// One DMA from the page-locked buffer: no staging. The buffer keeps the copy's fence, so

@@ -103,7 +103,18 @@ pub struct GpuHostBuffer<D: DeviceApi> {
     pending: Pending<D>,
     pinned: D::Pinned,
     registration: Option<Registration>,
+    /// For a piece of a larger page-locked allocation ([`DeviceApi::host_piece`]): that
+    /// allocation, kept alive until the piece is gone.
+    parent: Option<Arc<GpuHostBuffer<D>>>,
 }
+
+/// A [`GpuHostBuffer`] taken apart: the memory, its registration, the allocation it is a piece
+/// of (dropped in that order).
+pub(crate) type Unpinned<D> = (
+    <D as DeviceApi>::Pinned,
+    Option<Registration>,
+    Option<Arc<GpuHostBuffer<D>>>,
+);
 
 /// The fences of the copies that use a host buffer; dropping it waits for them.
 #[derive(Debug)]
@@ -135,7 +146,21 @@ impl<D: DeviceApi> GpuHostBuffer<D> {
             pending: Pending(Mutex::new(Vec::new())),
             pinned,
             registration: None,
+            parent: None,
         }
+    }
+
+    /// A piece of `parent` ([`DeviceApi::host_piece`]), which it keeps alive.
+    pub(crate) fn piece(pinned: D::Pinned, parent: &Arc<GpuHostBuffer<D>>) -> Self {
+        GpuHostBuffer {
+            parent: Some(Arc::clone(parent)),
+            ..GpuHostBuffer::new(pinned)
+        }
+    }
+
+    /// Whether this is a piece of a larger page-locked allocation.
+    pub fn is_piece(&self) -> bool {
+        self.parent.is_some()
     }
 
     /// The caller's memory, registered in place ([`DeviceApi::host_register`]): `counters`
@@ -153,17 +178,19 @@ impl<D: DeviceApi> GpuHostBuffer<D> {
         self.registration.is_some()
     }
 
-    /// Waits for the copies that use it, then takes it apart: the memory, and its registration
-    /// if it is registered caller memory (to drop once it is unregistered).
-    pub(crate) fn into_pinned(self) -> Result<(D::Pinned, Option<Registration>), BackendError> {
+    /// Waits for the copies that use it, then takes it apart: the memory, its registration if
+    /// it is registered caller memory (to drop once it is unregistered), and the allocation it
+    /// is a piece of (to drop after the memory).
+    pub(crate) fn into_pinned(self) -> Result<Unpinned<D>, BackendError> {
         let GpuHostBuffer {
             mut pending,
             pinned,
             registration,
+            parent,
         } = self;
         let fences = pending.0.get_mut().unwrap_or_else(|p| p.into_inner());
         wait_all(fences)?;
-        Ok((pinned, registration))
+        Ok((pinned, registration, parent))
     }
 
     /// The memory, for a copy the device makes into it.

@@ -191,6 +191,16 @@ impl DeviceApi for Hip {
         HipPinned::new(self.libs, bytes)
     }
 
+    /// A range of a `hipHostMalloc` allocation, freeing nothing when dropped.
+    fn host_piece(
+        &self,
+        chunk: &HipPinned,
+        offset: usize,
+        bytes: usize,
+    ) -> Result<HipPinned, BackendError> {
+        chunk.piece(offset, bytes)
+    }
+
     /// `hipHostRegister` (default flags) on the vector's elements, in place.
     fn host_register(&self, memory: Vec<u64>) -> Result<HipPinned, Box<Unregistered>> {
         if let Err(error) = self.bind() {

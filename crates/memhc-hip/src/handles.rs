@@ -118,6 +118,9 @@ enum PinnedKind {
     Registered(Vec<u64>),
     /// Unregistered and handed back: nothing to release.
     Released,
+    /// A range of an allocation another value owns (a piece of memhc's pinned pool, which
+    /// keeps that value alive longer than the piece): nothing to release.
+    Piece,
 }
 
 // SAFETY: the memory is a plain host allocation owned by this value; moving the owner to
@@ -201,6 +204,26 @@ impl HipPinned {
         // SAFETY: `offset + len <= bytes` (checked), so the result is inside the allocation.
         Ok(unsafe { self.ptr.as_ptr().add(offset) })
     }
+
+    /// `bytes` (> 0) of this allocation from byte `offset`, as page-locked memory that frees
+    /// nothing when dropped ([`memhc_gpu::DeviceApi::host_piece`]: the caller keeps this
+    /// allocation alive longer, and live pieces disjoint). Only `hipHostMalloc` memory is cut.
+    pub(crate) fn piece(&self, offset: usize, bytes: usize) -> Result<Self, BackendError> {
+        if bytes == 0 || !matches!(self.kind, PinnedKind::Allocated) {
+            return Err(BackendError::invalid(
+                BackendOp::Alloc,
+                "a piece is a non-empty range of allocated page-locked memory",
+            ));
+        }
+        let ptr = NonNull::new(self.range(BackendOp::Alloc, offset, bytes)?)
+            .ok_or_else(|| BackendError::invalid(BackendOp::Alloc, "a null piece"))?;
+        Ok(HipPinned {
+            ptr,
+            bytes,
+            libs: self.libs,
+            kind: PinnedKind::Piece,
+        })
+    }
 }
 
 impl PinnedAllocation for HipPinned {
@@ -273,7 +296,7 @@ impl Drop for HipPinned {
                     std::mem::forget(memory);
                 }
             }
-            PinnedKind::Released => {}
+            PinnedKind::Released | PinnedKind::Piece => {}
         }
     }
 }

@@ -74,6 +74,16 @@ pub struct HostNeeds {
     /// [`Config::host_pool_bytes`](memhc_core::Config::host_pool_bytes) by default, and never
     /// more than all the node values).
     pub host_pool: u64,
+    /// With the direct data path (`--host-memory pinned`): the pinned pool's room beyond the
+    /// values it holds (those are counted above): one growth chunk
+    /// ([`Config::pinned_chunk_bytes`](memhc_core::Config::pinned_chunk_bytes)) for
+    /// fragmentation, and the page the pool probes the backend with. Zero otherwise.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub pinned_pool: u64,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
 }
 
 impl HostNeeds {
@@ -85,6 +95,15 @@ impl HostNeeds {
             .saturating_add(self.workload_data)
             .saturating_add(self.during_run.max(self.during_verify))
             .saturating_add(self.host_pool)
+            .saturating_add(self.pinned_pool)
+    }
+
+    /// The same needs for a run on the direct data path, whose pinned pool grows by chunks of
+    /// `chunk` bytes: its first chunk holds the values ([`pinned_plan_bytes`]), and one more
+    /// chunk is counted for fragmentation ([`HostNeeds::pinned_pool`]).
+    pub fn with_pinned_pool(mut self, chunk: u64) -> Self {
+        self.pinned_pool = chunk.saturating_add(4096);
+        self
     }
 
     /// The parts in words, for messages: `node values during the run 25.8 GiB, the host
@@ -95,6 +114,7 @@ impl HostNeeds {
             ("verification", self.during_verify),
             ("the host backend's device budget", self.device),
             ("released values kept for reuse", self.host_pool),
+            ("the pinned pool's spare chunk", self.pinned_pool),
             ("workload data", self.workload_data),
             ("the process itself", PROCESS_BYTES),
         ];
@@ -224,7 +244,18 @@ pub fn host_needs(w: &Workload, a: &Analysis, device: usize, verify: bool) -> Ho
             0
         },
         host_pool: clamp(l.all.min(DEFAULT_HOST_POOL_BYTES as u128)),
+        pinned_pool: 0,
     }
+}
+
+/// The bytes a real run on the direct data path holds in the backend's host memory at once,
+/// from the queue alone: the node values alive at once, or at the end the values still held
+/// and the results handed out, whichever is more. The pinned pool's first chunk
+/// ([`Config::pinned_reserve_bytes`](memhc_core::Config::pinned_reserve_bytes)) is this
+/// size, so that one page-locked allocation serves the run.
+pub fn pinned_plan_bytes(w: &Workload, a: &Analysis) -> u64 {
+    let l = lives(w, a);
+    clamp(l.peak.max(l.end + l.results))
 }
 
 /// The host memory a dry run of `w` on the null backend touches: the host copies of produced

@@ -215,7 +215,13 @@ pub fn run_observed<B: Backend>(
     }
     // Timing first: the event log notes the backend's timing clock when the runtime starts.
     let timed = backend.set_timing(true);
-    let mut engine = Engine::new(Runtime::new(backend, spec.config().with_events(events))?);
+    let mut config = spec.config().with_events(events);
+    if spec.pinned {
+        // The pinned pool's first chunk holds what the plan says the run holds at once.
+        let plan = crate::host_memory::pinned_plan_bytes(w, a);
+        config.pinned_reserve_bytes = usize::try_from(plan).unwrap_or(usize::MAX);
+    }
+    let mut engine = Engine::new(Runtime::new(backend, config)?);
     let done = execute(&mut engine, w, a, true, progress)?;
     let timeline = match timed {
         true => engine.runtime().backend().take_timeline(),

@@ -331,7 +331,13 @@ impl<B: Backend> Lifecycle<B> {
         self.step(Transition::WriteBackLanded, log, (), |s, ()| match s {
             // (Too small to hold the object, it would be refused; it was allocated for it.)
             Lifecycle::WritingBack(w) if HostCopy::<B>::fits(&w.buffer, elems) => Step::Next(
-                Lifecycle::HostValid(HostCopy::in_buffer(w.buffer, elems)),
+                Lifecycle::HostValid(HostCopy::in_held(
+                    crate::host_copy::Held {
+                        buffer: w.buffer,
+                        origin: w.origin,
+                    },
+                    elems,
+                )),
                 (),
             ),
             other => Step::Unchanged(other, ()),
@@ -498,6 +504,7 @@ mod tests {
         let backend = B::new(1 << 10);
         WriteBack {
             buffer: backend.alloc_host(48).expect("host memory"),
+            origin: crate::host_copy::Origin::Own,
             event: crate::hazards::Tagged {
                 stream: 0,
                 event: backend.create_event().expect("event"),

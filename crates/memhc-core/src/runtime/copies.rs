@@ -117,6 +117,7 @@ impl<B: Backend> Runtime<B> {
         id: ObjectId,
         r: &DeviceCopy<B>,
     ) -> Result<Option<B::Event>> {
+        self.offer_for_registration(id)?;
         let e = self.entry(id)?;
         let Some(host) = e.life.host() else {
             return Err(Error::Uninitialized(id));

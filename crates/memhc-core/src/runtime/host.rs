@@ -30,11 +30,48 @@ impl<B: Backend> Runtime<B> {
         if bytes == 0 {
             return Ok(Vec::new().into());
         }
-        let backend = &self.backend;
-        let buffer = self
-            .host_pool
-            .take_buffer(bytes, backend, |n| backend.alloc_host(n))?;
-        HostCopy::pinned(buffer, layout.elems())
+        let held = self.host_pool.take_buffer(bytes, &self.backend)?;
+        HostCopy::from_held(held, layout.elems())
+    }
+
+    /// The pinned pool the backend's host memory is cut from
+    /// ([`Config::pinned_chunk_bytes`](crate::Config::pinned_chunk_bytes)): its chunks' bytes
+    /// (what it holds of the host's memory), their number and their free bytes.
+    pub fn pinned_pool(&self) -> crate::PinnedPoolStats {
+        self.host_pool.pinned_pool()
+    }
+
+    /// Before an upload of `id`'s values: if they are a vector, offers it to the backend for
+    /// registration in place ([`Backend::adopt_host`]: page-locked where the backend's rule
+    /// says it pays, so that this upload and every later one is a DMA with no staging), with
+    /// the copies it expects: the uploads so far and the planned uses left (at least one:
+    /// this upload), where the runtime follows the announced future (prefetch or early
+    /// read-back on; counted up to [`LOOKAHEAD_USES`]). Without deduplication (the paper's naive modes)
+    /// every use uploads, so all of them count; with it, a first upload is taken as the only
+    /// one, and an object uploaded again (it was evicted) is expected to upload once per use
+    /// left. Without a future, a vector is registered at the upload where the uploads so far
+    /// reach the backend's count (online, as in ski rental).
+    pub(super) fn offer_for_registration(&mut self, id: ObjectId) -> Result<()> {
+        let pageable = self
+            .entry(id)?
+            .life
+            .host()
+            .is_some_and(|h| !h.is_pinned() && !h.is_empty());
+        if !pageable {
+            return Ok(());
+        }
+        let before = self.host_pool.count_upload(id) as usize;
+        let ahead = self.lookahead.uses_left(id, LOOKAHEAD_USES).max(1);
+        let copies = if !self.config.dedup || before > 0 {
+            before + ahead
+        } else {
+            1
+        };
+        let (life, _) = self.objects.life_mut(id)?;
+        if let Some(host) = life.host_mut() {
+            host.adopt(&self.backend, copies);
+        }
+        Ok(())
     }
 
     /// Registers a host copy (a vector, or host memory from [`Runtime::alloc_host`]) as a
@@ -79,8 +116,8 @@ impl<B: Backend> Runtime<B> {
         let (bytes, first) = (e.layout.bytes(), !e.read_expected);
         e.read_expected = true;
         if self.config.pinned_results && first && bytes > 0 && self.host_pool.can_keep(bytes) {
-            let buffer = self.backend.alloc_host(bytes)?;
-            self.host_pool.put_buffer(buffer, Hazards::default());
+            let held = self.host_pool.new_buffer(bytes, &self.backend)?;
+            self.host_pool.put_held(held, Hazards::default());
         }
         Ok(())
     }
@@ -132,6 +169,7 @@ impl<B: Backend> Runtime<B> {
             return Err(Error::UnknownObject(id));
         };
         let bytes = entry.layout.bytes();
+        self.host_pool.forget(id);
         if entry.prefetched {
             self.counters.prefetch_wasted += 1;
         }
@@ -152,6 +190,10 @@ impl<B: Backend> Runtime<B> {
         }
     }
 }
+
+/// The most planned uses [`Runtime::offer_for_registration`] counts ahead: more changes no
+/// rule's answer.
+pub(crate) const LOOKAHEAD_USES: usize = 64;
 
 /// Where [`Runtime::remove`] puts a released object's host copy.
 #[derive(Clone, Copy)]

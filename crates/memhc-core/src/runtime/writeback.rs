@@ -18,6 +18,7 @@ use crate::device_copy::{DeviceCopy, WriteBack};
 use crate::error::{Error, Result};
 use crate::events::EventKind;
 use crate::hazards::{Hazards, Tagged};
+use crate::host_copy::Held;
 use crate::object::ObjectId;
 
 impl<B: Backend> Runtime<B> {
@@ -57,14 +58,8 @@ impl<B: Backend> Runtime<B> {
             .hazards
             .before_read(&self.backend, copy, s)
             .map_err(Error::from)
-            .and_then(|()| {
-                let backend = &self.backend;
-                let bytes = layout.bytes();
-                Ok(self
-                    .host_pool
-                    .take_buffer(bytes, backend, |n| backend.alloc_host(n))?)
-            })
-            .and_then(|buffer| {
+            .and_then(|()| Ok(self.host_pool.take_buffer(layout.bytes(), &self.backend)?))
+            .and_then(|Held { buffer, origin }| {
                 for (i, block) in r.blocks.iter().enumerate() {
                     let (src, offset) =
                         block.place(self.space.arena_buffer()).ok_or_else(|| {
@@ -91,10 +86,10 @@ impl<B: Backend> Runtime<B> {
                 }
                 let event = self.backend.create_event()?;
                 self.backend.record_event(&event, s)?;
-                Ok((buffer, event))
+                Ok((buffer, origin, event))
             });
         let calls = r.blocks.len() as u32;
-        let (buffer, event) = match queued {
+        let (buffer, origin, event) = match queued {
             Ok(done) => done,
             Err(e) => {
                 // Copies into the host memory may be queued: let them finish before it goes.
@@ -116,6 +111,7 @@ impl<B: Backend> Runtime<B> {
         };
         let write_back = WriteBack {
             buffer,
+            origin,
             event: event.clone(),
         };
         let (life, log) = self.life_mut(id)?;
@@ -168,7 +164,13 @@ impl<B: Backend> Runtime<B> {
             let (life, log) = self.life_mut(id)?;
             // The copy has completed and is copied out: its host memory goes back to the pool.
             let w = life.write_back_landed(host.into(), log)?;
-            self.host_pool.put_buffer(w.buffer, Hazards::default());
+            self.host_pool.put_held(
+                Held {
+                    buffer: w.buffer,
+                    origin: w.origin,
+                },
+                Hazards::default(),
+            );
         }
         self.events.note(
             EventKind::WriteBackLanded,
@@ -187,7 +189,11 @@ impl<B: Backend> Runtime<B> {
         if self.backend.event_synchronize(&w.event.event).is_err() {
             self.objects.orphans.push(w);
         } else {
-            self.host_pool.put_buffer(w.buffer, Hazards::default());
+            let held = Held {
+                buffer: w.buffer,
+                origin: w.origin,
+            };
+            self.host_pool.put_held(held, Hazards::default());
         }
     }
 }

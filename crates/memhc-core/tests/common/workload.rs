@@ -288,6 +288,10 @@ pub fn config() -> impl Strategy<Value = Config> {
                 // change no value.
                 pinned_results: (seed >> 2) % 2 == 1,
                 pinned_pool_bytes: if (seed >> 3) % 4 == 0 { 0 } else { 1 << 20 },
+                // The pinned pool: off, or small chunks (on the host backend it cuts no
+                // pieces: nothing may change).
+                pinned_reserve_bytes: 0,
+                pinned_chunk_bytes: if (seed >> 7) % 2 == 0 { 0 } else { 1 << 16 },
                 early_read_back: (seed >> 5) % 2 == 1,
                 // Released blocks rest zero to three launches before the pool hands them out.
                 reuse_delay: ((seed >> 6) % 4) as usize,

@@ -78,8 +78,10 @@ impl<D: DeviceApi> GpuBackend<D> {
     ///
     /// [`Backend::alloc_host`]: memhc_backend::Backend::alloc_host
     pub fn release_pageable(&self, buffer: GpuHostBuffer<D>) -> Result<Vec<u64>, BackendError> {
-        let (pinned, registration) = buffer.into_pinned()?;
+        let (pinned, registration, parent) = buffer.into_pinned()?;
         if registration.is_none() {
+            drop(pinned);
+            drop(parent);
             return Err(BackendError::invalid(
                 BackendOp::Alloc,
                 "releasing page-locked memory the backend allocated as caller memory",

@@ -293,6 +293,28 @@ impl DeviceApi for ModelDevice {
         })
     }
 
+    /// A piece of a page-locked chunk: a size, costing no modelled time (pinning was paid for
+    /// the chunk; cutting it is the runtime's bookkeeping).
+    fn host_piece(
+        &self,
+        chunk: &ModelPinned,
+        offset: usize,
+        bytes: usize,
+    ) -> Result<ModelPinned, BackendError> {
+        check_range(
+            BackendOp::Alloc,
+            "page-locked chunk",
+            chunk.bytes,
+            offset,
+            bytes,
+        )?;
+        Ok(ModelPinned {
+            bytes,
+            clock: self.clock.clone(),
+            storage: Storage::Lazy(LazyZeroed::new(bytes)),
+        })
+    }
+
     /// Costs the host [`ModelParams::register_s`] (counted as pinning in the report) and
     /// keeps the caller's vector; copies from it are then DMAs like any page-locked memory's.
     fn host_register(&self, memory: Vec<u64>) -> Result<ModelPinned, Box<Unregistered>> {

@@ -107,6 +107,10 @@ pub struct Stats {
     pub unregistrations: usize,
     /// Registered bytes now.
     pub registered_live: usize,
+    /// Pieces cut from page-locked chunks ([`DeviceApi::host_piece`]): no new pinning.
+    pub host_pieces: usize,
+    /// Pieces alive now.
+    pub pieces_live: usize,
     /// With [`FakeConfig::meter`]: the host's copies into and out of page-locked buffers
     /// ([`PinnedAllocation::write`] and [`PinnedAllocation::read`]: staging).
     pub host_copy: Meter,
@@ -256,6 +260,10 @@ pub struct FakePinned {
     bytes: usize,
     /// The address of the caller's memory, if this is registered caller memory.
     registered: Option<u64>,
+    /// For a piece of a chunk: the chunk and the offset in it. A piece holds its own bytes
+    /// (the fake need not share them: nothing reads the chunk itself), and the device checks
+    /// that live pieces of one chunk never overlap.
+    piece: Option<(u64, usize)>,
 }
 
 impl std::fmt::Debug for FakePinned {
@@ -317,17 +325,38 @@ impl PinnedAllocation for FakePinned {
     }
 }
 
+impl FakePinned {
+    /// The identity of a chunk, for its pieces.
+    fn chunk_id(&self) -> u64 {
+        Arc::as_ptr(&self.data) as u64
+    }
+}
+
 impl Drop for FakePinned {
     fn drop(&mut self) {
         self.check_idle("freed");
+        let id = self.chunk_id();
         let mut s = self.device.state();
+        if let Some(key) = self.piece.take() {
+            s.pieces.remove(&key);
+            s.stats.pieces_live -= 1;
+            return;
+        }
         match self.registered.take() {
             Some(address) => {
                 s.registered.remove(&address);
                 s.stats.registered_live -= self.bytes;
                 s.stats.unregistrations += 1;
             }
-            None => s.stats.pinned_live -= self.bytes,
+            None => {
+                s.stats.pinned_live -= self.bytes;
+                let live = s.pieces.range((id, 0)..=(id, usize::MAX)).count();
+                if live > 0 {
+                    s.violation(format!(
+                        "a page-locked chunk freed under {live} live pieces"
+                    ));
+                }
+            }
         }
     }
 }
@@ -445,6 +474,46 @@ impl DeviceApi for Fake {
             data,
             bytes,
             registered: None,
+            piece: None,
+        })
+    }
+
+    /// A piece of `chunk`: bytes of its own, no new pinning; a piece over a live piece of the
+    /// same chunk, a piece of a piece or of registered memory is refused and recorded as a
+    /// violation.
+    fn host_piece(
+        &self,
+        chunk: &FakePinned,
+        offset: usize,
+        bytes: usize,
+    ) -> Result<FakePinned, BackendError> {
+        check_range(BackendOp::Alloc, "chunk", chunk.bytes, offset, bytes)?;
+        let id = chunk.chunk_id();
+        let mut s = self.0.state();
+        let end = offset + bytes;
+        let overlaps = s
+            .pieces
+            .range((id, 0)..(id, end))
+            .next_back()
+            .is_some_and(|(&(_, o), &len)| o + len > offset);
+        if overlaps || chunk.piece.is_some() || chunk.registered.is_some() || bytes == 0 {
+            s.violation(format!(
+                "a piece {offset}+{bytes} over a live piece, a piece or registered memory"
+            ));
+            return Err(BackendError::invalid(BackendOp::Alloc, "overlapping piece"));
+        }
+        s.pieces.insert((id, offset), bytes);
+        s.stats.host_pieces += 1;
+        s.stats.pieces_live += 1;
+        Ok(FakePinned {
+            device: Arc::clone(&self.0),
+            data: Arc::new(PinnedData {
+                bytes: Mutex::new(vec![0x5a5a_5a5a_5a5a_5a5a; bytes.div_ceil(8)]),
+                users: AtomicUsize::new(0),
+            }),
+            bytes,
+            registered: None,
+            piece: Some((id, offset)),
         })
     }
 
@@ -484,6 +553,7 @@ impl DeviceApi for Fake {
             }),
             bytes,
             registered: Some(address),
+            piece: None,
         })
     }
 

@@ -73,6 +73,8 @@ pub(super) struct State {
     pub(super) meter: bool,
     /// Registered caller memory: address to bytes.
     pub(super) registered: BTreeMap<u64, usize>,
+    /// Live pieces of page-locked chunks ([`DeviceApi::host_piece`]): (chunk, offset) to bytes.
+    pub(super) pieces: BTreeMap<(u64, usize), usize>,
     pub(super) stats: Stats,
     /// The virtual clock, in nanoseconds: it advances only as work runs, by a fixed cost per
     /// piece of work ([`cost_ns`]).
