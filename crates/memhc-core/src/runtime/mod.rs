@@ -47,7 +47,6 @@ mod space;
 mod work;
 mod writeback;
 
-
 use crate::arena::{Arena, SubAllocator};
 use crate::backend::instrumented::Instrumented;
 use crate::backend::{Backend, DeviceMemory};
