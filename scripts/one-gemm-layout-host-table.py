@@ -13,11 +13,15 @@ and prints per N:
   within one round: `contraction` after / before; `contraction / faer-64-products` in each
   build (issue 30's host target: at most 1); in the after build, the two bare products of
   order 4N against the 64 products (`faer-one-product`: faer's own parallel split, what the
-  backend ran before; `faer-row-panels`: the split the backend runs now), and `contraction /
-  faer-row-panels` (what the runtime adds to the bare product it runs). Each ratio is the median
+  backend ran before; `faer-row-panels`: the split the backend runs now), and what the runtime
+  adds to the bare product it runs: `contraction / faer-one-product` before, `contraction /
+  faer-row-panels` after. Each ratio is the median
   over rounds with its range, and how many rounds had it at most 1;
 * whether the target holds: the after build's median `contraction / faer-64-products` at most
   1 at every N.
+
+If the folder holds `loadavg-samples*.txt` (lines `HH:MM:SS load1 load5 load15 ...`, sampled
+every 30 s while the measurements ran), the 1-minute load average is summarised first (median [min, max]).
 
 A line missing from a build (`faer-row-panels` is not in the before build's bench) is left
 out. Stdlib only.
@@ -59,6 +63,11 @@ def main():
     data = rounds(folder)
     ks = sorted(k for k in data if all(b in data[k] for b in BUILDS))
     print(f"rounds: {len(ks)} ({', '.join(map(str, ks))})")
+    samples = sorted(glob.glob(os.path.join(folder, "loadavg-samples*.txt")))
+    if samples:
+        loads = [float(line.split()[1]) for f in samples for line in open(f) if line.strip()]
+        print(f"1-minute load average while they ran (2 cores): {summary(loads, 2)},"
+              f" {len(loads)} samples")
     ns = sorted({n for k in ks for b in BUILDS for (n, _) in data[k][b]})
     print()
     print("| N | line | build | time per contraction, µs: median [min, max] over rounds"
@@ -77,8 +86,9 @@ def main():
     print()
     print("| N | contraction after / before | before: contraction / 64 products"
           " | after: contraction / 64 products | after: faer-one-product / 64 products"
-          " | after: faer-row-panels / 64 products | after: contraction / faer-row-panels |")
-    print("|---|---|---|---|---|---|---|")
+          " | after: faer-row-panels / 64 products | before: contraction / faer-one-product"
+          " | after: contraction / faer-row-panels |")
+    print("|---|---|---|---|---|---|---|---|")
     met = True
     for n in ns:
         def c(k, b, line="contraction"):
@@ -94,9 +104,10 @@ def main():
         pk = [k for k in ks if (n, "faer-row-panels") in data[k]["after"]]
         panels = [c(k, "after", "faer-row-panels") / c(k, "after", BASE) for k in pk]
         over = [c(k, "after") / c(k, "after", "faer-row-panels") for k in pk]
+        over_before = [c(k, "before") / c(k, "before", "faer-one-product") for k in ks]
         met = met and statistics.median(after) <= 1.0
         cells = [ratio(change), ratio(before), ratio(after), ratio(one)]
-        cells += [ratio(panels), ratio(over)] if pk else ["-", "-"]
+        cells += [ratio(panels) if pk else "-", ratio(over_before), ratio(over) if pk else "-"]
         print(f"| {n} | " + " | ".join(cells) + " |")
     print()
     verdict = "met" if met else "NOT met"
