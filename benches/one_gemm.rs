@@ -14,15 +14,21 @@
 //!   16 (set `b`: `out[4a+g] (+)= A[4a+b] B[4b+g]`), each set as the host backend runs a batch
 //!   of 16 small products: spread over rayon's threads, each product sequential inside;
 //! * `faer-one-product`: bare faer doing one product of order `4N` on rayon's threads
-//!   (`Par::rayon(0)`, the host backend's setting).
+//!   (`Par::rayon(0)`: faer's own parallel split, which the host backend used for this product
+//!   before 2026-11-28);
+//! * `faer-row-panels` (since 2026-11-28): bare faer doing the same product as the host backend
+//!   now runs a large product on several threads: 2 panels of rows per thread, each a
+//!   sequential faer product, spread over rayon's threads (`memhc-host`'s `gemm::panels`).
 //!
-//! All three use rayon's global pool, all its threads (the host backend's default,
-//! `HostBackend::new`). Before measuring, the setup checks that the three compute the same
-//! numbers (1e-12 relative). Throughput is in flops, so `Gelem/s` reads as GFLOPS.
+//! All of them use rayon's global pool, all its threads (the host backend's default,
+//! `HostBackend::new`). Before measuring, the setup checks that they compute the same numbers
+//! (1e-12 relative). Throughput is in flops, so `Gelem/s` reads as GFLOPS.
 //! `scripts/one-gemm-table.py` prints the ratios to `faer-64-products` per N from criterion's
 //! `estimates.json` files; `docs/results/2026-11-27-one-gemm.md` has the runs. Phase 2 (the
 //! tiled layout) compares two builds of this bench: `scripts/one-gemm-layout-runs.sh`,
-//! `scripts/one-gemm-layout-table.py`, `docs/results/2026-11-27-one-gemm-layout.md`.
+//! `scripts/one-gemm-layout-table.py`, `docs/results/2026-11-27-one-gemm-layout.md`; the
+//! host backend's split into panels (2026-11-28) the same way, with
+//! `scripts/one-gemm-layout-host-table.py`, `docs/results/2026-11-28-host-one-gemm.md`.
 
 #![allow(missing_docs, clippy::expect_used)]
 
@@ -101,6 +107,27 @@ fn one_product(z: &mut [Complex64], x: &[Complex64], y: &[Complex64], big: usize
     );
 }
 
+/// The one product of order `4N` as the host backend runs it since 2026-11-28: two panels of
+/// output rows per thread (of the column-major view), each a sequential product, spread over
+/// rayon's threads.
+fn row_panels(z: &mut [Complex64], x: &[Complex64], y: &[Complex64], big: usize) {
+    let count = (2 * rayon::current_num_threads()).min(big / 32).max(1);
+    MatMut::from_column_major_slice_mut(z, big, big)
+        .par_row_partition_mut(count)
+        .zip(MatRef::from_column_major_slice(y, big, big).par_row_partition(count))
+        .with_max_len(1)
+        .for_each(|(d, l)| {
+            matmul(
+                d,
+                Accum::Replace,
+                l,
+                MatRef::from_column_major_slice(x, big, big),
+                Complex64::new(1.0, 0.0),
+                Par::Seq,
+            )
+        });
+}
+
 /// The largest difference between `got` and `want`, relative to the largest `|want|`.
 fn rel_error(got: &[Complex64], want: &[Complex64]) -> f64 {
     let scale = want.iter().map(|v| v.norm()).fold(0.0, f64::max);
@@ -141,9 +168,15 @@ fn one_gemm(c: &mut Criterion) {
         let (bx, by) = (assemble(xs, n), assemble(ys, n));
         let mut bz = vec![Complex64::new(0.0, 0.0); big * big];
         one_product(&mut bz, &bx, &by, big);
+        let mut pz = vec![Complex64::new(0.0, 0.0); big * big];
+        row_panels(&mut pz, &bx, &by, big);
         let e1 = rel_error(&products, by_engine.as_slice());
         let e2 = rel_error(&bz, &assemble(by_engine.as_slice(), n));
-        assert!(e1 < 1e-12 && e2 < 1e-12, "N = {n}: {e1:e}, {e2:e}");
+        let e3 = rel_error(&pz, &bz);
+        assert!(
+            e1 < 1e-12 && e2 < 1e-12 && e3 < 1e-12,
+            "N = {n}: {e1:e}, {e2:e}, {e3:e}"
+        );
 
         let mut group = c.benchmark_group(format!("one-gemm N={n}"));
         group.throughput(Throughput::Elements(flops));
@@ -163,6 +196,9 @@ fn one_gemm(c: &mut Criterion) {
         });
         group.bench_function("faer-one-product", |bench| {
             bench.iter(|| one_product(&mut bz, &bx, &by, big))
+        });
+        group.bench_function("faer-row-panels", |bench| {
+            bench.iter(|| row_panels(&mut pz, &bx, &by, big))
         });
         group.finish();
     }

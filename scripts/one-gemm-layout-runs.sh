@@ -5,18 +5,20 @@
 # estimates.json, sample.json of every line) under OUT/round-K/<build>/. Issue 30: the tiled
 # layout (AFTER) against the commit before it (BEFORE), the same bench source in both.
 #
-# Usage: scripts/one-gemm-layout-runs.sh OUT ROUNDS BEFORE_BIN AFTER_BIN
-#   (the bench binaries, built with `cargo bench --bench one_gemm --no-run` in each checkout)
+# Usage: scripts/one-gemm-layout-runs.sh OUT ROUNDS BEFORE_BIN AFTER_BIN [FIRST]
+#   (the bench binaries, built with `cargo bench --bench one_gemm --no-run` in each checkout;
+#   FIRST, default 1: the number of the first round, to add rounds to an earlier set)
 # Then:  scripts/one-gemm-layout-table.py OUT
 set -euo pipefail
 out=${1:?usage: one-gemm-layout-runs.sh OUT ROUNDS BEFORE_BIN AFTER_BIN}
 rounds=${2:?rounds}
 declare -A bin=([before]=${3:?before binary} [after]=${4:?after binary})
+first=${5:-1}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 home=$(mktemp -d)
 trap 'rm -rf "$home"' EXIT
-for k in $(seq 1 "$rounds"); do
+for k in $(seq "$first" $((first + rounds - 1))); do
   if (( k % 2 )); then order=(before after); else order=(after before); fi
   for build in "${order[@]}"; do
     rm -rf "$home/criterion"
