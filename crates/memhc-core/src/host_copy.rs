@@ -16,7 +16,7 @@ use num_complex::Complex64;
 use crate::backend::{Backend, BackendError, BackendOp, HostMemory};
 use crate::error::{Error, Result};
 use crate::hazards::{Hazards, Tagged};
-use crate::host_pool::Lease;
+use crate::lease::Lease;
 
 /// An object's host copy: where its values live on the host. Made from a vector
 /// (`HostCopy::from(values)`) or from the backend's host memory ([`HostCopy::pinned`]).

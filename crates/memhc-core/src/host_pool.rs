@@ -23,7 +23,6 @@ use crate::host_copy::{Held, HostCopy, Origin};
 use crate::object::ObjectId;
 
 mod pinned;
-pub(crate) use pinned::Lease;
 use pinned::PinnedArena;
 
 /// Host buffers of released objects, by size in bytes, for reuse by copies back from the

@@ -68,6 +68,7 @@ mod free_pool;
 mod hazards;
 pub mod host_copy;
 mod host_pool;
+mod lease;
 pub mod lifecycle;
 mod lookahead;
 pub mod object;

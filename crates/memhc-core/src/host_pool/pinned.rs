@@ -22,25 +22,10 @@ use super::Same;
 use crate::arena::SubAllocator;
 use crate::backend::{Backend, BackendError, BackendOp, HostMemory};
 use crate::host_copy::{Held, Origin};
+use crate::lease::Lease;
 
 /// Alignment and granularity of pieces: a page, so that each starts where a DMA is fastest.
 pub(crate) const PIECE_ALIGN: usize = 4096;
-
-/// A piece's range in its chunk; dropping it gives the range back.
-#[derive(Debug)]
-pub(crate) struct Lease {
-    free: Arc<Mutex<SubAllocator>>,
-    offset: usize,
-    size: usize,
-}
-
-impl Drop for Lease {
-    fn drop(&mut self) {
-        let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
-        // A refusal would mean the range was given back twice: nothing more to free.
-        let _ = free.release(self.offset, self.size);
-    }
-}
 
 /// One large allocation and its free space.
 struct Chunk<B: Backend> {
@@ -186,11 +171,7 @@ impl<B: Backend> PinnedArena<B> {
         else {
             return Ok(None);
         };
-        let lease = Lease {
-            free: Arc::clone(&chunk.free),
-            offset,
-            size,
-        };
+        let lease = Lease::new(Arc::clone(&chunk.free), offset, size);
         match backend.host_piece(&chunk.memory, offset, bytes)? {
             Some(buffer) => Ok(Some(Held {
                 buffer,
@@ -245,11 +226,7 @@ mod tests {
     fn a_lease_gives_its_range_back_once_dropped() {
         let free = Arc::new(Mutex::new(SubAllocator::new(4 * PIECE_ALIGN)));
         let (offset, size) = free.lock().unwrap().alloc(2 * PIECE_ALIGN).unwrap();
-        let lease = Lease {
-            free: Arc::clone(&free),
-            offset,
-            size,
-        };
+        let lease = Lease::new(Arc::clone(&free), offset, size);
         assert_eq!(free.lock().unwrap().free_bytes(), 2 * PIECE_ALIGN);
         drop(lease);
         assert_eq!(free.lock().unwrap().free_bytes(), 4 * PIECE_ALIGN);
