@@ -10,8 +10,9 @@
 #                                   # gpu-bin/memhc-synth-before (gpu-run.sh's compare stage)
 #
 # Besides memhc-synth (mimalloc as the process's allocator: its default `mimalloc` feature) it
-# builds memhc-synth-glibc, the same source with the system's allocator
-# (`--no-default-features`), for the compare stage.
+# builds `memhc` (the correlator tool, package memhc-cli, with `cuda`) and memhc-synth-glibc, the
+# same source as memhc-synth with the system's allocator (`--no-default-features`), for the
+# compare stage; `GLIBC=0 scripts/gpu-build.sh` leaves that one out (one build less).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,9 +50,14 @@ cargo bench -p memhc-cuda --no-run --message-format=json \
 echo "building memhc-synth ..." >&2
 cargo build --release -p memhc-synth --features cuda
 cp "${CARGO_TARGET_DIR:-target}/release/memhc-synth" "$out/memhc-synth"
-echo "building memhc-synth with the system's allocator ..." >&2
-cargo build --release -p memhc-synth --no-default-features --features cuda
-cp "${CARGO_TARGET_DIR:-target}/release/memhc-synth" "$out/memhc-synth-glibc"
+echo "building memhc (the correlator tool) ..." >&2
+cargo build --release -p memhc-cli --features cuda
+cp "${CARGO_TARGET_DIR:-target}/release/memhc" "$out/memhc"
+if [ "${GLIBC:-1}" != 0 ]; then
+    echo "building memhc-synth with the system's allocator ..." >&2
+    cargo build --release -p memhc-synth --no-default-features --features cuda
+    cp "${CARGO_TARGET_DIR:-target}/release/memhc-synth" "$out/memhc-synth-glibc"
+fi
 
 if [ -n "${BEFORE:-}" ]; then
     rev=$(git rev-parse --verify "$BEFORE^{commit}")
