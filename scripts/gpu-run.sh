@@ -6,11 +6,17 @@
 #   scripts/gpu-run.sh STAGE...
 #
 # Stages, in the order given:
-#   check        tests, verify and sanitize at once (correctness only: they share the GPU, so
-#                nothing they print is a timing)
+#   check        tests, verify, sanitize and corr at once (correctness only: they share the
+#                GPU, so nothing they print is a timing)
 #   tests        every memhc-cuda test binary (conformance, end to end, availability, unit)
 #   verify       memhc-synth --backend cuda --verify at N = 64 and 384: every mode (unified
-#                included) fitting, and lru, pp-lru and belady oversubscribed
+#                included) fitting, and lru, pp-lru and belady oversubscribed; and the direct
+#                data path (--host-memory pinned --prefetch 12), naive and optimal, fitting and
+#                oversubscribed (lru, belady)
+#   corr         memhc run --backend cuda --verify on the presets a1_rhopi and f0d2 at N = 64
+#                (made by memhc gen there), fitting and at half the plan's peak, lru and
+#                belady, naive and optimal, pageable and pinned host memory (the dense
+#                reference takes minutes for f0d2: each its own process, all at once)
 #   sanitize     compute-sanitizer memcheck over the conformance and end-to-end binaries,
 #                racecheck and synccheck over the conformance binary
 #   limits       the card's zgemm rate and pinned copy bandwidth (scripts/gpu-limits.py, PyTorch)
@@ -21,7 +27,15 @@
 #                $SYNTH_REPEATS rates, default 0,0.125,0.25,0.5,0.75,1; $SYNTH_RUNS runs, 3)
 #   profile      memhc-synth under bash's time with --timeline and --report, at a Fig. 7 and
 #                a Table 1 point, optimal and naive: where a run's wall time goes
-#   cpu          host CPU time against device compute time per contraction, N = 128 and 384
+#   cpu          host CPU time against device compute time per contraction, N = 128 and 384,
+#                pageable (optimal, naive) and the direct data path
+#   datapath     the data path of issue 29 at the Fig. 7 points of repeated rate (N = $SYNTH_SIZES,
+#                vector size 16, repeats 0-1) and the Table 1 point: today's schedule (pageable,
+#                optimal and naive) and the direct path (--host-memory pinned --prefetch 12,
+#                optimal), each point's records with cpu_s and device_compute_s
+#   datapath-vsize  the same at the Fig. 7 points of vector size (1 to 32, repeat 1)
+#   profile-direct  timelines (--timeline) of the direct path at the Fig. 7 point N = 384,
+#                repeat 0.5 and the Table 1 point
 #   compare      gpu-bin/memhc-synth-before (an older build: BEFORE=REV scripts/gpu-build.sh),
 #                gpu-bin/memhc-synth-glibc (the system's allocator) and gpu-bin/memhc-synth
 #                (mimalloc), those present, at one Fig. 7 point (N = 384, vector size 16,
@@ -62,6 +76,11 @@ vectors=${SYNTH_VECTORS:-20}
 repeats=${SYNTH_REPEATS:-0,0.125,0.25,0.5,0.75,1}
 sizes=${SYNTH_SIZES:-384,192}
 runs=${SYNTH_RUNS:-3}
+# The direct data path of issue 29: page-locked host objects, copies issued ahead.
+direct="--host-memory pinned --prefetch 12"
+# The backend of the cpu, datapath and datapath-vsize stages: `BACKEND=model` runs them on the
+# modelled H100 (no GPU needed), the twin of a GPU run for scripts/gpu-datapath-table.py.
+backend=${BACKEND:-cuda}
 t0=$(date +%s)
 
 # cuBLAS: the toolkit's, else the one in PyTorch's pip wheels; cudarc searches LD_LIBRARY_PATH.
@@ -111,6 +130,34 @@ verify() {
                     --mode $mode & pids+=($!)
             done
         done
+        for mode in naive optimal; do
+            step "verify-N$n-fit-direct-$mode" "$synth" --backend cuda --verify --tensor-size $n \
+                "$@" --repeat 0.5 --mode $mode $direct & pids+=($!)
+            for policy in lru belady; do
+                step "verify-N$n-oversub-direct-$policy-$mode" "$synth" --backend cuda --verify \
+                    --tensor-size $n "$@" --repeat 0.5 --oversub 0.5 --policy $policy \
+                    --mode $mode $direct & pids+=($!)
+            done
+        done
+    done
+    wait "${pids[@]}"
+}
+
+# memhc run --verify on two presets of the paper's Table 4 at N = 64: fitting (the plan's peak)
+# and oversubscribed (half of it), pageable and pinned host memory.
+corr() {
+    local memhc="$bin/memhc" pids=() peak
+    for preset in a1_rhopi f0d2; do
+        "$memhc" gen $preset --tensor-size 64 -o "$dir/$preset.json" > "$dir/gen-$preset.log" 2>&1
+        peak=$("$memhc" plan "$dir/$preset.json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["peak_bytes"])')
+        for hm in pageable pinned; do
+            step "corr-$preset-fit-$hm" "$memhc" run "$dir/$preset.json" --backend cuda --verify \
+                --policy lru --mode naive,optimal --host-memory $hm \
+                --json "$dir/corr-$preset-fit-$hm.json" & pids+=($!)
+            step "corr-$preset-oversub-$hm" "$memhc" run "$dir/$preset.json" --backend cuda \
+                --verify --budget $((peak / 2)) --policy lru,belady --mode naive,optimal \
+                --host-memory $hm --json "$dir/corr-$preset-oversub-$hm.json" & pids+=($!)
+        done
     done
     wait "${pids[@]}"
 }
@@ -152,7 +199,8 @@ export CRITERION_HOME="$dir/criterion"
 for stage in "$@"; do
     case "$stage" in
         env) ;;
-        check) tests & verify & sanitize & wait ;;
+        check) tests & verify & sanitize & corr & wait ;;
+        corr) corr ;;
         tests) tests ;;
         verify) verify ;;
         sanitize) sanitize ;;
@@ -183,10 +231,48 @@ for stage in "$@"; do
             # Item e of issue 10: the host's CPU time per contraction (cpu_s: the process over
             # the run, staging threads included) against the device's compute time per
             # contraction (device_compute_s, from timing events), at N = 128 and 384.
-            step cpu "$bin/memhc-synth" --backend cuda --sweep tensor-size=128,384 \
+            step cpu "$bin/memhc-synth" --backend "$backend" --sweep tensor-size=128,384 \
                 --vector-size 16 --vectors "$vectors" --repeat 0.5 --mode optimal,naive \
                 --runs "$runs" --json "$dir/cpu.json"
-            python3 scripts/per-contraction.py "$dir/cpu.json" | tee "$dir/cpu-per-contraction.md" ;;
+            python3 scripts/per-contraction.py "$dir/cpu.json" | tee "$dir/cpu-per-contraction.md"
+            step cpu-direct "$bin/memhc-synth" --backend "$backend" --sweep tensor-size=128,384 \
+                --vector-size 16 --vectors "$vectors" --repeat 0.5 --mode optimal $direct \
+                --runs "$runs" --json "$dir/cpu-direct.json"
+            python3 scripts/per-contraction.py "$dir/cpu-direct.json" \
+                | tee "$dir/cpu-direct-per-contraction.md" ;;
+        datapath)
+            # Issue 29's data path against today's schedule, at the Fig. 7 points of repeated
+            # rate and the Table 1 point.
+            step datapath-fig7-pageable "$bin/memhc-synth" --backend "$backend" --vector-size 16 \
+                --vectors "$vectors" --sweep "tensor-size=$sizes" --sweep repeat=0,0.25,0.5,0.75,1 \
+                --mode optimal,naive --runs "$runs" --json "$dir/datapath-fig7-pageable.json"
+            step datapath-fig7-direct "$bin/memhc-synth" --backend "$backend" --vector-size 16 \
+                --vectors "$vectors" --sweep "tensor-size=$sizes" --sweep repeat=0,0.25,0.5,0.75,1 \
+                --mode optimal $direct --runs "$runs" --json "$dir/datapath-fig7-direct.json"
+            step datapath-table1-pageable "$bin/memhc-synth" --backend "$backend" --tensor-size 384 \
+                --vector-size 32 --vectors "$vectors" --repeat 0.5 --oversub 0.5 \
+                --policy lru,pp-lru,belady --mode optimal --runs "$runs" \
+                --json "$dir/datapath-table1-pageable.json"
+            step datapath-table1-direct "$bin/memhc-synth" --backend "$backend" --tensor-size 384 \
+                --vector-size 32 --vectors "$vectors" --repeat 0.5 --oversub 0.5 \
+                --policy lru,pp-lru,belady --mode optimal $direct --runs "$runs" \
+                --json "$dir/datapath-table1-direct.json" ;;
+        datapath-vsize)
+            for hm in pageable direct; do
+                extra=""; [ $hm = direct ] && extra=$direct
+                step "datapath-vsize-$hm" "$bin/memhc-synth" --backend "$backend" --vectors "$vectors" \
+                    --repeat 1 --sweep "tensor-size=$sizes" --sweep vector-size=1,2,4,8,16,32 \
+                    --mode optimal $extra --runs "$runs" --json "$dir/datapath-vsize-$hm.json"
+            done ;;
+        profile-direct)
+            step profile-direct-fig7 bash -c 'time "$@"' time "$bin/memhc-synth" --backend cuda \
+                --tensor-size 384 --vector-size 16 --vectors "$vectors" --repeat 0.5 \
+                --mode optimal $direct --json "$dir/profile-direct-fig7.json" \
+                --timeline "$dir/timeline-direct-fig7.json"
+            step profile-direct-table1 bash -c 'time "$@"' time "$bin/memhc-synth" --backend cuda \
+                --tensor-size 384 --vector-size 32 --vectors "$vectors" --repeat 0.5 --oversub 0.5 \
+                --mode optimal $direct --json "$dir/profile-direct-table1.json" \
+                --timeline "$dir/timeline-direct-table1.json" ;;
         compare)
             # Before and after a change, in one run: gpu-bin/memhc-synth-before (an older
             # build: BEFORE=REV scripts/gpu-build.sh), this build on the system's allocator and
@@ -220,7 +306,7 @@ for stage in "$@"; do
             table table1 --repeat 0.5 --oversub 0.5 --sweep vector-size=8,16,32,64
             table table2 --repeat 0.5 --vector-size 64 --sweep oversub=0.5,1,1.5
             table table3 --oversub 0.5 --vector-size 64 --sweep repeat=0.25,0.5,0.75,1 ;;
-        *) echo "gpu-run: unknown stage $stage (env check tests verify sanitize limits contraction fig7 tables synth profile cpu compare synth-vsize synth-tables all)" >&2; exit 2 ;;
+        *) echo "gpu-run: unknown stage $stage (env check tests verify corr sanitize limits contraction fig7 tables synth profile cpu compare synth-vsize synth-tables datapath datapath-vsize profile-direct all)" >&2; exit 2 ;;
     esac
 done
 if [ -d "$CRITERION_HOME" ]; then

@@ -1,6 +1,13 @@
 //! The correlators of a model computed by the independent reference,
 //! [`hadron::dense`]: graph by graph, loop by loop, as plain dense products and traces (every
 //! node through its view), with no sharing, no cache, no planner and no runtime.
+//!
+//! Graphs are independent of each other, so they are evaluated on every core the process may
+//! use (scoped threads over contiguous shares of the used graphs); each graph's value is the
+//! same whichever thread computes it, so the result does not depend on the number of threads.
+
+use std::num::NonZeroUsize;
+use std::thread;
 
 use hadron::HadronNode;
 use hadron::dense::{Factor, LoopSpins, graph_value_with_views};
@@ -13,43 +20,77 @@ use crate::output::Correlators;
 /// Every used graph of `model` evaluated on its own by [`hadron::dense`], summed into the
 /// correlators.
 pub fn correlators(model: &Model) -> Result<Correlators> {
+    let used = model.used_graphs();
     let mut values: Vec<Option<HadronNode>> = vec![None; model.nodes.len()];
-    let mut graph_values = vec![Complex64::new(0.0, 0.0); model.graphs.len()];
-    for g in model.used_graphs() {
-        let graph = &model.graphs[g];
-        for lp in &graph.loops {
+    for &g in &used {
+        for lp in &model.graphs[g].loops {
             for &n in &lp.nodes {
                 if values[n].is_none() {
                     values[n] = Some(model.nodes[n].values()?);
                 }
             }
         }
-        let mut mapping_refs = Vec::new();
-        for lp in &graph.loops {
-            if let LoopKind::Explicit { mappings, .. } = &lp.kind {
-                mapping_refs.push(mappings.iter().map(|m| m.as_ref()).collect::<Vec<_>>());
-            } else {
-                mapping_refs.push(Vec::new());
-            }
+    }
+    let threads = thread::available_parallelism().map_or(1, NonZeroUsize::get);
+    let share = used.len().div_ceil(threads).max(1);
+    let values = &values;
+    let shares: Vec<Result<Vec<(usize, Complex64)>>> = thread::scope(|s| {
+        let workers: Vec<_> = used
+            .chunks(share)
+            .map(|graphs| {
+                s.spawn(move || {
+                    graphs
+                        .iter()
+                        .map(|&g| Ok((g, graph_value(model, values, g)?)))
+                        .collect()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| {
+                w.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    let mut graph_values = vec![Complex64::new(0.0, 0.0); model.graphs.len()];
+    for share in shares {
+        for (g, v) in share? {
+            graph_values[g] = v;
         }
-        let mut loops = Vec::with_capacity(graph.loops.len());
-        for (lp, refs) in graph.loops.iter().zip(&mapping_refs) {
-            let nodes: Vec<Factor<'_>> = lp
-                .nodes
-                .iter()
-                .zip(&lp.views)
-                .filter_map(|(&n, &v)| values[n].as_ref().map(|x| (x, v)))
-                .collect();
-            let spins = match &lp.kind {
-                LoopKind::Meson => LoopSpins::Meson,
-                LoopKind::Explicit { trace, .. } => LoopSpins::Explicit {
-                    mappings: refs,
-                    trace,
-                },
-            };
-            loops.push((nodes, spins));
-        }
-        graph_values[g] = graph_value_with_views(graph.coefficient, &loops)?;
     }
     Ok(Correlators::from_graph_values(model, &graph_values))
+}
+
+/// The value of graph `g`, its nodes' values taken from `values` (every node of a used graph
+/// is there).
+fn graph_value(model: &Model, values: &[Option<HadronNode>], g: usize) -> Result<Complex64> {
+    let graph = &model.graphs[g];
+    let mut mapping_refs = Vec::new();
+    for lp in &graph.loops {
+        if let LoopKind::Explicit { mappings, .. } = &lp.kind {
+            mapping_refs.push(mappings.iter().map(|m| m.as_ref()).collect::<Vec<_>>());
+        } else {
+            mapping_refs.push(Vec::new());
+        }
+    }
+    let mut loops = Vec::with_capacity(graph.loops.len());
+    for (lp, refs) in graph.loops.iter().zip(&mapping_refs) {
+        let nodes: Vec<Factor<'_>> = lp
+            .nodes
+            .iter()
+            .zip(&lp.views)
+            .filter_map(|(&n, &v)| values[n].as_ref().map(|x| (x, v)))
+            .collect();
+        let spins = match &lp.kind {
+            LoopKind::Meson => LoopSpins::Meson,
+            LoopKind::Explicit { trace, .. } => LoopSpins::Explicit {
+                mappings: refs,
+                trace,
+            },
+        };
+        loops.push((nodes, spins));
+    }
+    Ok(graph_value_with_views(graph.coefficient, &loops)?)
 }
