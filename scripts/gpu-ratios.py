@@ -7,7 +7,8 @@ Reads every <group>/<function>/new/{benchmark,estimates}.json under CRITERION_DI
 as markdown, for each group: each function's median time and rate (GFLOPS, from the group's
 throughput in flops), and its ratio to the group's baseline, which is measured in the same run:
 `zgemm-strided` for contraction groups (rate ratio: contraction / cuBLAS), `optimal` for fig7
-groups (speedup of optimal over each other mode: time ratio), `lru` for table groups. No
+groups (speedup of optimal over each other mode: time ratio), `lru` for table groups; and the
+ratio's range from the 95% confidence intervals of the two medians (criterion's). No
 third-party packages are needed.
 """
 import json
@@ -28,8 +29,11 @@ def load(root):
         with open(os.path.join(dirpath, "estimates.json")) as f:
             est = json.load(f)
         flops = (bench.get("throughput") or {}).get("Elements")
+        ci = est["median"]["confidence_interval"]
         groups.setdefault(bench["group_id"], {})[bench["function_id"]] = {
             "median_s": est["median"]["point_estimate"] * 1e-9,
+            "low_s": ci["lower_bound"] * 1e-9,
+            "high_s": ci["upper_bound"] * 1e-9,
             "flops": flops,
         }
     return groups
@@ -46,18 +50,21 @@ def main():
         base_name = BASELINES.get(gid.split("/")[0])
         base = funcs.get(base_name)
         print(f"\n### {gid}\n")
-        print("| function | median | GFLOPS | ratio to " + (base_name or "-") + " |")
-        print("|---|---|---|---|")
+        print("| function | median | GFLOPS | ratio to " + (base_name or "-")
+              + " | ratio range (95% intervals of both medians) |")
+        print("|---|---|---|---|---|")
         for name in sorted(funcs):
             f = funcs[name]
             rate = f["flops"] / f["median_s"] / 1e9 if f["flops"] else float("nan")
             if base is None:
-                ratio = "-"
+                ratio = span = "-"
             elif gid.startswith("contraction"):
                 ratio = f"{base['median_s'] / f['median_s']:.3f} (rate)"
+                span = f"{base['low_s'] / f['high_s']:.3f}-{base['high_s'] / f['low_s']:.3f}"
             else:
                 ratio = f"{f['median_s'] / base['median_s']:.2f}x the time of {base_name}"
-            print(f"| {name} | {f['median_s'] * 1e3:.3f} ms | {rate:.1f} | {ratio} |")
+                span = f"{f['low_s'] / base['high_s']:.2f}-{f['high_s'] / base['low_s']:.2f}"
+            print(f"| {name} | {f['median_s'] * 1e3:.3f} ms | {rate:.1f} | {ratio} | {span} |")
 
 
 if __name__ == "__main__":
