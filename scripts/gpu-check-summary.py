@@ -62,29 +62,32 @@ def compare(gpu_dir, host_dir):
         print(f"| {name[5:-5]} | {n} | {compared} | {'; '.join(differing) or 'none'} |")
 
 
+def section(logs, title, columns, prefix):
+    """Prints a section's title and table header; yields its steps' (name, log) pairs, the name
+    without `prefix`."""
+    print(f"\n### {title}\n")
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+    for name, text in logs.items():
+        if name.startswith(prefix):
+            yield name[len(prefix):], text
+
+
 def main():
     if len(sys.argv) not in (2, 3) or not os.path.isdir(sys.argv[1]):
         sys.exit("usage: gpu-check-summary.py RESULTS_DIR [HOST_DIR]")
     d = sys.argv[1]
     logs = {os.path.basename(p)[:-4]: read(p) for p in sorted(glob.glob(os.path.join(d, "*.log")))}
 
-    print("### Tests\n")
-    print("| binary | result | SKIPPED printed | exit |")
-    print("|---|---|---|---|")
-    for name, text in logs.items():
-        if not name.startswith("test-"):
-            continue
+    for name, text in section(logs, "Tests", ("binary", "result", "SKIPPED printed", "exit"),
+                              "test-"):
         results = re.findall(r"^test result: (.*?)(?:; finished.*)?$", text, re.M)
-        print(f"| {name[5:]} | {'; '.join(results) or '-'} | {'yes' if 'SKIPPED' in text else 'no'} "
+        print(f"| {name} | {'; '.join(results) or '-'} | {'yes' if 'SKIPPED' in text else 'no'} "
               f"| {status(text)} |")
 
-    print("\n### memhc-synth --verify\n")
-    print("| configuration | records | verified yes | exit |")
-    print("|---|---|---|---|")
     total = ok = 0
-    for name, text in logs.items():
-        if not name.startswith("verify-"):
-            continue
+    for name, text in section(logs, "memhc-synth --verify",
+                              ("configuration", "records", "verified yes", "exit"), "verify-"):
         header = next((line.split() for line in text.splitlines() if line.startswith("policy")), [])
         col = header.index("verified") if "verified" in header else None
         rows = [line.split() for line in text.splitlines()
@@ -93,31 +96,22 @@ def main():
         yes = sum(1 for r in rows if col is not None and r[col] == "yes")
         total += 1
         ok += int(bool(rows) and yes == len(rows) and status(text) == 0)
-        print(f"| {name[7:]} | {len(rows)} | {yes} | {status(text)} |")
+        print(f"| {name} | {len(rows)} | {yes} | {status(text)} |")
     print(f"\n{ok} of {total} configurations: every record verified, exit status 0.")
 
-    print("\n### compute-sanitizer\n")
-    print("| run | summary | exit |")
-    print("|---|---|---|")
-    for name, text in logs.items():
-        if not name.startswith("sanitize-"):
-            continue
+    for name, text in section(logs, "compute-sanitizer", ("run", "summary", "exit"), "sanitize-"):
         summary = re.findall(r"^========= (\w+ SUMMARY: .*)$", text, re.M)
-        print(f"| {name[9:]} | {'; '.join(summary) or '-'} | {status(text)} |")
+        print(f"| {name} | {'; '.join(summary) or '-'} | {status(text)} |")
 
-    print("\n### memhc run --verify (correlator files)\n")
-    print("| run | policy | mode | h2d bytes | d2h bytes | hits | misses | evictions | BLAS calls "
-          "| verified | exit |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for name, text in logs.items():
-        if not name.startswith("corr-"):
-            continue
+    columns = ("run", "policy", "mode", "h2d bytes", "d2h bytes", "hits", "misses", "evictions",
+               "BLAS calls", "verified", "exit")
+    for name, text in section(logs, "memhc run --verify (correlator files)", columns, "corr-"):
         verified = "yes" if "verified against the dense reference" in text else "no"
         for line in text.splitlines():
             f = line.split()
             if len(f) == 9 and f[0] in ("lru", "pp-lru", "belady") and f[1] in (
                     "naive", "reorg", "reorg-sync", "optimal"):
-                print(f"| {name[5:]} | {f[0]} | {f[1]} | {f[3]} | {f[4]} | {f[5]} | {f[6]} | {f[7]} "
+                print(f"| {name} | {f[0]} | {f[1]} | {f[3]} | {f[4]} | {f[5]} | {f[6]} | {f[7]} "
                       f"| {f[8]} | {verified} | {status(text)} |")
 
     if len(sys.argv) > 2:
