@@ -49,8 +49,10 @@ enum Command {
     /// where a series has two records at one x value.
     Plot(PlotArgs),
     /// Replay vectors of equal-sized objects with room for K of them and print each policy's
-    /// evictions, hits and misses: `trace --slots 4 --policy lru,pp-lru 'A B C D' 'E F A B'`.
-    Trace {
+    /// evictions, hits and misses: `replay --slots 4 --policy lru,pp-lru 'A B C D' 'E F A B'`
+    /// (`trace`, its old name, still works).
+    #[command(alias = "trace")]
+    Replay {
         /// How many objects fit.
         #[arg(long)]
         slots: usize,
@@ -86,11 +88,11 @@ pub fn main(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
         }
     };
     let outcome = match cli.command {
-        Some(Command::Trace {
+        Some(Command::Replay {
             slots,
             policy,
             vectors,
-        }) => trace(slots, &policy, &vectors),
+        }) => replay(slots, &policy, &vectors),
         Some(Command::Plan(args)) => plan_command(&args),
         Some(Command::Plot(args)) => plot_command(&args),
         None if distributed::wanted(&cli.run) => return distributed::main(&cli.run),
@@ -105,7 +107,7 @@ pub fn main(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
     }
 }
 
-fn trace(slots: usize, policy: &str, vectors: &[String]) -> Result<()> {
+fn replay(slots: usize, policy: &str, vectors: &[String]) -> Result<()> {
     let policies = memhc_select::names::policies(policy).map_err(usage("--policy"))?;
     let vectors = policy_replay::parse_vectors(vectors)?;
     let lines = policy_replay::replay(slots, &policies, &vectors)?;

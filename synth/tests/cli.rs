@@ -40,7 +40,7 @@ fn recent_distribution_runs_and_is_recorded() {
 #[test]
 fn fig6_replay_prints_the_papers_counts() {
     let o = synth(&[
-        "trace",
+        "replay",
         "--slots",
         "4",
         "--policy",
@@ -53,6 +53,7 @@ fn fig6_replay_prints_the_papers_counts() {
         stdout(&o),
         "lru evictions=4 hits=0 misses=8\npp-lru evictions=2 hits=2 misses=6\n"
     );
+    // `trace` is the command's old name, kept as an alias.
     let c = synth(&[
         "trace", "--slots", "4", "--policy", "pp-lru", "A B C D", "E F C D",
     ]);
@@ -358,7 +359,7 @@ fn bad_input_is_one_line_and_exit_code_2() {
     // Argument errors from the parser itself also exit 2.
     let o = synth(&["--vectors", "many"]);
     assert_eq!(o.status.code(), Some(2));
-    let o = synth(&["trace", "--slots", "2", "A A"]);
+    let o = synth(&["replay", "--slots", "2", "A A"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("names A twice"));
 }

@@ -64,8 +64,8 @@ fn any_number_of_ranks_gives_the_same_bytes_and_the_doubles_of_whole_file_runs()
         if let Some(s) = seed {
             reseed(&mut file, s);
         }
-        let model = memhc_corr::Model::new(file, &d).unwrap();
-        let plan = memhc_corr::plan(&model, &memhc_corr::PlanOptions::default()).unwrap();
+        let checked = memhc_corr::CheckedFile::new(file, &d).unwrap();
+        let plan = memhc_corr::plan(&checked, &memhc_corr::PlanOptions::default()).unwrap();
         let budget = plan.report.peak_bytes.max(1) as usize;
         let whole = memhc_campaign::corr::run_on(
             memhc_host::HostBackend::new(budget),
@@ -80,7 +80,7 @@ fn any_number_of_ranks_gives_the_same_bytes_and_the_doubles_of_whole_file_runs()
                 format: whole.format.clone(),
                 correlators: conf.correlators.clone(),
             };
-            let reference = memhc_corr::reference::correlators(&model).unwrap();
+            let reference = memhc_corr::reference::correlators(&checked).unwrap();
             assert!(got.max_relative_error(&reference) <= 1e-12);
         }
     }

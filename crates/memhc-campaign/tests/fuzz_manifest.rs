@@ -12,7 +12,7 @@ mod common;
 
 use common::{a1_file, dir};
 use memhc_campaign::corr::CorrCampaign;
-use memhc_campaign::corr::job::{admit_unit, unit_model, unit_plan};
+use memhc_campaign::corr::job::{admit_unit, unit_file, unit_plan};
 use memhc_campaign::corr::units::UnitSpec;
 use memhc_testkit::fuzz::{self, Rng, mutate_json};
 
@@ -33,8 +33,8 @@ fn admit(path: &std::path::Path) -> Result<usize, String> {
     let campaign = CorrCampaign::load(path, "host").map_err(|e| e.to_string())?;
     for unit in campaign.units() {
         let spec: UnitSpec = serde_json::from_str(&unit.spec).map_err(|e| e.to_string())?;
-        let model = unit_model(&spec).map_err(|e| e.to_string())?;
-        let (plan, budget) = unit_plan(&model, &spec.run).map_err(|e| e.0)?;
+        let checked = unit_file(&spec).map_err(|e| e.to_string())?;
+        let (plan, budget) = unit_plan(&checked, &spec.run).map_err(|e| e.0)?;
         admit_unit(&plan, budget, memhc_select::BackendChoice::Host).map_err(|e| e.0)?;
     }
     Ok(campaign.units().len())

@@ -23,9 +23,9 @@ fn every_preset_file_passes_validation_and_plans() {
         let g = p.generate();
         let file = to_file(&g, &options(2));
         let text = serde_json::to_string(&file).unwrap();
-        let model = memhc_corr::parse(&text, "gen.json", Path::new(".")).unwrap();
-        assert_eq!(model.nodes.len(), g.nodes.len());
-        let shared = plan(&model, &PlanOptions::default()).unwrap().report;
+        let checked = memhc_corr::parse(&text, "gen.json", Path::new(".")).unwrap();
+        assert_eq!(checked.nodes.len(), g.nodes.len());
+        let shared = plan(&checked, &PlanOptions::default()).unwrap().report;
         assert_eq!(
             shared.contractions_without_sharing as usize,
             g.contractions()
@@ -34,7 +34,7 @@ fn every_preset_file_passes_validation_and_plans() {
         // The planner's order never holds more bytes at its peak than the file's order.
         for sharing in [true, false] {
             let r = plan(
-                &model,
+                &checked,
                 &PlanOptions {
                     sharing,
                     ..PlanOptions::default()
@@ -67,9 +67,9 @@ fn the_planner_order_holds_less_than_the_file_order() {
     ];
     for (p, sharing, least) in cases {
         let file = to_file(&p.generate(), &options(2));
-        let model = memhc_corr::Model::new(file, Path::new(".")).unwrap();
+        let checked = memhc_corr::CheckedFile::new(file, Path::new(".")).unwrap();
         let r = plan(
-            &model,
+            &checked,
             &PlanOptions {
                 sharing,
                 ..PlanOptions::default()
@@ -89,7 +89,7 @@ fn the_planner_order_holds_less_than_the_file_order() {
         }
         // A file-order plan reports the same two numbers the other way round.
         let f = plan(
-            &model,
+            &checked,
             &PlanOptions {
                 sharing,
                 order: memhc_corr::Order::File,

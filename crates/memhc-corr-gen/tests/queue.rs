@@ -100,7 +100,7 @@ fn preset_queues_are_well_formed_and_hold_their_reported_peak() {
                 keys: BTreeMap::new(),
             },
         );
-        let model = memhc_corr::Model::new(file, Path::new(".")).unwrap();
+        let checked = memhc_corr::CheckedFile::new(file, Path::new(".")).unwrap();
         let cases = [
             (true, Order::Planned, 16),
             (false, Order::Planned, 4),
@@ -112,7 +112,7 @@ fn preset_queues_are_well_formed_and_hold_their_reported_peak() {
                 order,
                 vector_size,
             };
-            let p = plan(&model, &options).unwrap();
+            let p = plan(&checked, &options).unwrap();
             let peak = check_queue(&p, vector_size);
             assert_eq!(peak, p.report.peak_bytes, "{preset} {options:?}");
             assert!(p.report.peak_bytes_with_pool >= p.report.peak_bytes);

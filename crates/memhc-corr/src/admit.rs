@@ -2,7 +2,7 @@
 //! made, so that a request that could never run is refused in one line (a typed error) instead
 //! of aborting the process on a failed allocation.
 //!
-//! * [`admit_model`] (called by [`load`](crate::load) and [`parse`](crate::parse)): a real run
+//! * [`admit_file`] (called by [`load`](crate::load) and [`parse`](crate::parse)): a real run
 //!   holds the values of the nodes it reads on the host, all of them from the start; a file
 //!   whose node values together exceed the host memory
 //!   ([`hadron::admission::host_memory`]) is refused with
@@ -14,16 +14,16 @@
 
 use hadron::admission::{admit_host, human_bytes};
 
+use crate::checked::CheckedFile;
 use crate::error::{CorrError, Result};
-use crate::model::Model;
 use crate::plan::Plan;
 
 /// Bytes of one complex double.
 const ELEMENT_BYTES: u64 = 16;
 
-/// The bytes of every node's values in `model`, checked (no overflow).
-pub fn model_bytes(model: &Model) -> Result<u64> {
-    model.nodes.iter().try_fold(0u64, |sum, n| {
+/// The bytes of every node's values in `checked`, checked (no overflow).
+pub fn model_bytes(checked: &CheckedFile) -> Result<u64> {
+    checked.nodes.iter().try_fold(0u64, |sum, n| {
         let bytes = n.shape.layout().map_err(CorrError::from)?.bytes();
         sum.checked_add(bytes as u64).ok_or_else(|| {
             CorrError::TooLarge("the node values together exceed 64 bits of bytes".into())
@@ -31,10 +31,10 @@ pub fn model_bytes(model: &Model) -> Result<u64> {
     })
 }
 
-/// Refuses a model whose node values cannot all be held on this host (see the
+/// Refuses a checked file whose node values cannot all be held on this host (see the
 /// [module documentation](self)). `file` names it in the message.
-pub fn admit_model(model: &Model, file: &str) -> Result<()> {
-    let bytes = model_bytes(model)?;
+pub fn admit_file(checked: &CheckedFile, file: &str) -> Result<()> {
+    let bytes = model_bytes(checked)?;
     admit_host(&format!("{file}: the values of its nodes"), bytes).map_err(CorrError::from)
 }
 

@@ -126,7 +126,7 @@ pub enum CorrError {
     /// A request too large to allocate or count.
     #[error("too large: {0}")]
     TooLarge(String),
-    /// A plan or option that does not fit the model or runtime it is used with.
+    /// A plan or option that does not fit the checked file or runtime it is used with.
     #[error("{0}")]
     Usage(String),
     /// Something this build was compiled without (HDF5 output without the feature `hdf5`).

@@ -1,7 +1,7 @@
 //! The types of a `memhc-corr/1` file, exactly as serde reads and writes them.
 //!
 //! These are plain data: a generator builds them, [`crate::save`] writes them, [`crate::load`]
-//! reads them back and checks them into a [`crate::Model`]. Every field is documented in
+//! reads them back and checks them into a [`crate::CheckedFile`]. Every field is documented in
 //! `docs/correlator-format.md`; the doc comments here say the same in short.
 
 use std::collections::BTreeMap;

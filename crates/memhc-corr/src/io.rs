@@ -1,14 +1,14 @@
 //! Reading and writing correlator files: JSON into [`CorrFile`] (the format key checked
-//! first, so another version is reported as such), then checked into a [`Model`].
+//! first, so another version is reported as such), then checked into a [`CheckedFile`].
 
 use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::admit::admit_model;
+use crate::admit::admit_file;
+use crate::checked::CheckedFile;
 use crate::error::{CorrError, Invalid, Problem, Result};
 use crate::format::{CorrFile, FORMAT};
-use crate::model::Model;
 
 #[derive(Deserialize)]
 struct Probe {
@@ -25,16 +25,16 @@ pub const MAX_FILE_BYTES: u64 = hadron::admission::MAX_TEXT_FILE_BYTES;
 /// A file that cannot be read is [`CorrError::Io`], JSON that does not fit the format
 /// [`CorrError::Json`], anything else wrong [`CorrError::Invalid`]: one line each, naming the
 /// file and the place.
-pub fn load(path: &Path) -> Result<Model> {
-    let model = load_for_planning(path)?;
-    admit_model(&model, &path.display().to_string())?;
-    Ok(model)
+pub fn load(path: &Path) -> Result<CheckedFile> {
+    let checked = load_for_planning(path)?;
+    admit_file(&checked, &path.display().to_string())?;
+    Ok(checked)
 }
 
 /// [`load`] without the host admission of the node values: for planning, which makes no
 /// values (`memhc plan` sizes a file for a larger machine than the one it runs on). The file
 /// is still read bounded and checked in full.
-pub fn load_for_planning(path: &Path) -> Result<Model> {
+pub fn load_for_planning(path: &Path) -> Result<CheckedFile> {
     let text = hadron::admission::read_text_bounded(path, MAX_FILE_BYTES)
         .map_err(|e| CorrError::io(path, e))?;
     let dir = path.parent().unwrap_or(Path::new(""));
@@ -44,17 +44,17 @@ pub fn load_for_planning(path: &Path) -> Result<Model> {
 /// Parses and checks `text` as the file named `file`, relative data paths taken from `dir`.
 ///
 /// A file whose node values together could never be held on this host is refused
-/// ([`admit_model`]) before any value is made.
-pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Model> {
-    let model = parse_unadmitted(text, file, dir)?;
-    admit_model(&model, file)?;
-    Ok(model)
+/// ([`admit_file`]) before any value is made.
+pub fn parse(text: &str, file: &str, dir: &Path) -> Result<CheckedFile> {
+    let checked = parse_unadmitted(text, file, dir)?;
+    admit_file(&checked, file)?;
+    Ok(checked)
 }
 
 /// [`parse`] without the host admission (see [`load_for_planning`]).
-fn parse_unadmitted(text: &str, file: &str, dir: &Path) -> Result<Model> {
+fn parse_unadmitted(text: &str, file: &str, dir: &Path) -> Result<CheckedFile> {
     let parsed = parse_file(text, file)?;
-    Model::new(parsed, dir).map_err(|e| match e {
+    CheckedFile::new(parsed, dir).map_err(|e| match e {
         CorrError::Invalid(i) => CorrError::Invalid(i.within(file)),
         other => other,
     })

@@ -11,10 +11,10 @@
 //! slice, operator, momentum, displacement) and their data: seeded by a generator anyone can
 //! reproduce ([`seed`]: SplitMix64), a `.npy` file, or an HDF5 dataset (feature `hdf5`).
 //!
-//! **The model** ([`Model`]): the file checked. Every problem is one line that names the graph
-//! and node ([`Invalid`], with a typed [`Problem`]): an unknown node, mismatched dims, a bad
-//! spin mapping, a loop that does not close, a missing or short data file, a time pair with no
-//! graphs.
+//! **The checked file** ([`CheckedFile`]): the file, checked. Every problem is one line that
+//! names the graph and node ([`Invalid`], with a typed [`Problem`]): an unknown node, mismatched
+//! dims, a bad spin mapping, a loop that does not close, a missing or short data file, a time
+//! pair with no graphs.
 //!
 //! **The plan** ([`plan()`], [`PlanOptions`], [`Plan`]): each loop's reduction order chosen by
 //! a cost model (flops, then intermediate bytes, amortised over the loops that share a
@@ -35,13 +35,13 @@
 #![forbid(unsafe_code)]
 
 pub mod admit;
+pub mod checked;
 pub mod data;
 pub mod error;
 pub mod format;
 #[cfg(feature = "hdf5")]
 mod hdf5_out;
 pub mod io;
-pub mod model;
 pub mod output;
 pub mod plan;
 pub mod reference;
@@ -49,7 +49,8 @@ pub mod run;
 pub mod seed;
 mod validate;
 
-pub use admit::{admit_model, admit_run, largest_step_bytes};
+pub use admit::{admit_file, admit_run, largest_step_bytes};
+pub use checked::{CheckedFile, Correlator, Graph, Loop, LoopKind, Node, TimePair};
 pub use data::write_npy;
 pub use error::{CorrError, Invalid, Problem, Result};
 pub use format::{
@@ -57,7 +58,6 @@ pub use format::{
     PairsSpec, TimePairSpec,
 };
 pub use io::{load, parse, save};
-pub use model::{Correlator, Graph, Loop, LoopKind, Model, Node, TimePair};
 pub use output::{CorrelatorValues, Correlators, OutputForm, Value};
 pub use plan::{Operand, Order, Plan, PlanOptions, PlanReport, Stage, plan};
 pub use run::{Progress, run, run_with};

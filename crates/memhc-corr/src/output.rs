@@ -8,8 +8,8 @@ use std::path::Path;
 use num_complex::Complex64;
 use serde::{Deserialize, Serialize};
 
+use crate::checked::CheckedFile;
 use crate::error::{CorrError, Result};
-use crate::model::Model;
 use crate::plan::Plan;
 
 /// The value of a correlator at one time pair.
@@ -62,13 +62,13 @@ pub struct Correlators {
 pub const VALUES_FORMAT: &str = "memhc-corr-values/1";
 
 impl Correlators {
-    /// The correlators of `model` from the values of its graphs (`graph_values[g]`, used
+    /// The correlators of `checked` from the values of its graphs (`graph_values[g]`, used
     /// graphs only are read).
-    pub fn from_graph_values(model: &Model, graph_values: &[Complex64]) -> Self {
-        let correlators = model
+    pub fn from_graph_values(checked: &CheckedFile, graph_values: &[Complex64]) -> Self {
+        let correlators = checked
             .correlators
             .iter()
-            .zip(&model.file.correlators)
+            .zip(&checked.file.correlators)
             .map(|(c, spec)| CorrelatorValues {
                 name: c.name.clone(),
                 source_operator: spec.source_operator.clone(),
@@ -99,7 +99,7 @@ impl Correlators {
     /// The correlators of a plan from its traces' values.
     pub fn assemble(plan: &Plan, trace_values: &[Complex64]) -> Self {
         let graph_values: Vec<Complex64> = plan
-            .model
+            .checked
             .graphs
             .iter()
             .zip(&plan.graph_traces)
@@ -109,7 +109,7 @@ impl Correlators {
                     .fold(g.coefficient, |acc, &t| acc * trace_values[t])
             })
             .collect();
-        Self::from_graph_values(&plan.model, &graph_values)
+        Self::from_graph_values(&plan.checked, &graph_values)
     }
 
     /// The largest `|x − y| / |y|` over all values (`|x − y|` where `y` is 0), against

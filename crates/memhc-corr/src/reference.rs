@@ -1,4 +1,4 @@
-//! The correlators of a model computed by the independent reference,
+//! The correlators of a checked file computed by the independent reference,
 //! [`hadron::dense`]: graph by graph, loop by loop, as plain dense products and traces (every
 //! node through its view), with no sharing, no cache, no planner and no runtime.
 //!
@@ -13,20 +13,20 @@ use hadron::HadronNode;
 use hadron::dense::{Factor, LoopSpins, graph_value_with_views};
 use num_complex::Complex64;
 
+use crate::checked::{CheckedFile, LoopKind};
 use crate::error::Result;
-use crate::model::{LoopKind, Model};
 use crate::output::Correlators;
 
-/// Every used graph of `model` evaluated on its own by [`hadron::dense`], summed into the
+/// Every used graph of `checked` evaluated on its own by [`hadron::dense`], summed into the
 /// correlators.
-pub fn correlators(model: &Model) -> Result<Correlators> {
-    let used = model.used_graphs();
-    let mut values: Vec<Option<HadronNode>> = vec![None; model.nodes.len()];
+pub fn correlators(checked: &CheckedFile) -> Result<Correlators> {
+    let used = checked.used_graphs();
+    let mut values: Vec<Option<HadronNode>> = vec![None; checked.nodes.len()];
     for &g in &used {
-        for lp in &model.graphs[g].loops {
+        for lp in &checked.graphs[g].loops {
             for &n in &lp.nodes {
                 if values[n].is_none() {
-                    values[n] = Some(model.nodes[n].values()?);
+                    values[n] = Some(checked.nodes[n].values()?);
                 }
             }
         }
@@ -41,7 +41,7 @@ pub fn correlators(model: &Model) -> Result<Correlators> {
                 s.spawn(move || {
                     graphs
                         .iter()
-                        .map(|&g| Ok((g, graph_value(model, values, g)?)))
+                        .map(|&g| Ok((g, graph_value(checked, values, g)?)))
                         .collect()
                 })
             })
@@ -54,19 +54,23 @@ pub fn correlators(model: &Model) -> Result<Correlators> {
             })
             .collect()
     });
-    let mut graph_values = vec![Complex64::new(0.0, 0.0); model.graphs.len()];
+    let mut graph_values = vec![Complex64::new(0.0, 0.0); checked.graphs.len()];
     for share in shares {
         for (g, v) in share? {
             graph_values[g] = v;
         }
     }
-    Ok(Correlators::from_graph_values(model, &graph_values))
+    Ok(Correlators::from_graph_values(checked, &graph_values))
 }
 
 /// The value of graph `g`, its nodes' values taken from `values` (every node of a used graph
 /// is there).
-fn graph_value(model: &Model, values: &[Option<HadronNode>], g: usize) -> Result<Complex64> {
-    let graph = &model.graphs[g];
+fn graph_value(
+    checked: &CheckedFile,
+    values: &[Option<HadronNode>],
+    g: usize,
+) -> Result<Complex64> {
+    let graph = &checked.graphs[g];
     let mut mapping_refs = Vec::new();
     for lp in &graph.loops {
         if let LoopKind::Explicit { mappings, .. } = &lp.kind {

@@ -75,10 +75,10 @@ pub fn run_with<B: Backend>(
     pinned: bool,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Correlators> {
-    let model = &plan.model;
-    let mut nodes: Vec<Option<ObjectId>> = vec![None; model.nodes.len()];
+    let checked = &plan.checked;
+    let mut nodes: Vec<Option<ObjectId>> = vec![None; checked.nodes.len()];
     for n in plan.used_nodes() {
-        let node = &model.nodes[n];
+        let node = &checked.nodes[n];
         nodes[n] = Some(match pinned {
             true => register_pinned(engine, &node.shape, |out| node.fill(out))?,
             false => engine.register(node.values()?)?,

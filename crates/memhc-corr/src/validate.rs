@@ -1,4 +1,4 @@
-//! Checking a [`CorrFile`] into a [`Model`]: ids, shapes, loops, mappings, data files and
+//! Checking a [`CorrFile`] into a [`CheckedFile`]: ids, shapes, loops, mappings, data files and
 //! correlators, each problem one [`Invalid`] naming the graph and node (or the node, or the
 //! correlator and time pair).
 
@@ -9,11 +9,11 @@ use std::sync::Arc;
 use hadron::{HadronError, MatrixView, NodeShape, SpinMapping, Term, TracePairs};
 use num_complex::Complex64;
 
+use crate::checked::{CheckedFile, Correlator, Graph, Loop, LoopKind, Node, TimePair};
 use crate::error::{Invalid, Problem, Result};
 use crate::format::{
     CorrFile, DataSource, GraphSpec, LoopSpec, MESON4X4, MappingSpec, NodeKind, PairsSpec,
 };
-use crate::model::{Correlator, Graph, Loop, LoopKind, Model, Node, TimePair};
 
 /// Whether `id` may name a node, graph or correlator: ASCII letters, digits, `_`, `-`, `.`,
 /// not empty, not starting with `.`.
@@ -38,19 +38,19 @@ fn check_id(place: &str, id: &str, seen: &mut HashSet<String>) -> Result<(), Inv
     Ok(())
 }
 
-impl Model {
+impl CheckedFile {
     /// Checks `file` (its relative data paths taken from `dir`): ids, shapes, loops, mappings,
     /// data files, correlators. Every problem is an [`crate::Invalid`] naming its place.
     ///
-    /// (Written here, beside the checks it runs, so that the model's file does not import the
+    /// (Written here, beside the checks it runs, so that checked.rs does not import the
     /// validator that imports it.)
     pub fn new(file: CorrFile, dir: &Path) -> Result<Self> {
-        model(file, dir)
+        checked(file, dir)
     }
 }
 
-/// See [`Model::new`].
-pub(crate) fn model(file: CorrFile, dir: &Path) -> Result<Model> {
+/// See [`CheckedFile::new`].
+pub(crate) fn checked(file: CorrFile, dir: &Path) -> Result<CheckedFile> {
     if file.format != crate::format::FORMAT {
         return Err(Invalid::at("format", Problem::UnknownFormat(file.format.clone())).into());
     }
@@ -114,7 +114,7 @@ pub(crate) fn model(file: CorrFile, dir: &Path) -> Result<Model> {
             times,
         });
     }
-    Ok(Model {
+    Ok(CheckedFile {
         file,
         dir: dir.to_path_buf(),
         nodes,

@@ -15,7 +15,7 @@ mod common;
 
 use hadron::Engine;
 use memhc_core::{Config, Mode, Runtime, Stats};
-use memhc_corr::{Model, Order, Plan, PlanOptions, plan, run};
+use memhc_corr::{CheckedFile, Order, Plan, PlanOptions, plan, run};
 use memhc_host::NullBackend;
 
 fn dry_run(p: &Plan, budget: usize) -> Result<Stats, memhc_corr::CorrError> {
@@ -27,8 +27,8 @@ fn dry_run(p: &Plan, budget: usize) -> Result<Stats, memhc_corr::CorrError> {
     Ok(engine.runtime().stats())
 }
 
-fn check(model: &Model, options: PlanOptions) {
-    let p = plan(model, &options).unwrap();
+fn check(checked: &CheckedFile, options: PlanOptions) {
+    let p = plan(checked, &options).unwrap();
     let r = &p.report;
     let unbounded = dry_run(&p, 1 << 40).unwrap();
     assert_eq!(unbounded.evictions, 0);
@@ -59,12 +59,12 @@ fn the_runtime_holds_what_the_planner_predicts() {
         common::baryon_file(2),
     ];
     for file in files {
-        let model = Model::new(file, std::path::Path::new(".")).unwrap();
+        let checked = CheckedFile::new(file, std::path::Path::new(".")).unwrap();
         for sharing in [true, false] {
             for order in [Order::Planned, Order::File] {
                 for vector_size in [1, 3, 16] {
                     check(
-                        &model,
+                        &checked,
                         PlanOptions {
                             sharing,
                             order,
@@ -79,7 +79,7 @@ fn the_runtime_holds_what_the_planner_predicts() {
 
 #[test]
 fn with_several_sizes_the_pool_holds_more_than_the_live_peak() {
-    let model = Model::new(common::shared_file(3), std::path::Path::new(".")).unwrap();
-    let r = plan(&model, &PlanOptions::default()).unwrap().report;
+    let checked = CheckedFile::new(common::shared_file(3), std::path::Path::new(".")).unwrap();
+    let r = plan(&checked, &PlanOptions::default()).unwrap().report;
     assert!(r.peak_bytes_with_pool > r.peak_bytes, "{r:?}");
 }

@@ -135,7 +135,7 @@ fn missing_and_short_data_files() {
     assert!(e.to_string().contains("b.npy: cannot open"), "{e}");
     // A file of the right header, cut short.
     let node = f.nodes[1].clone();
-    let values = memhc_corr::Model::new(
+    let values = memhc_corr::CheckedFile::new(
         CorrFile {
             nodes: vec![NodeSpec {
                 data: DataSource::Seed(1),
@@ -148,9 +148,9 @@ fn missing_and_short_data_files() {
     drop(values);
     let shape = hadron::NodeShape::meson(2).unwrap();
     write_npy(&dir.join("b.npy"), &hadron::HadronNode::random(&shape, 3)).unwrap();
-    let model = load(&path).unwrap(); // whole: fine
+    let checked = load(&path).unwrap(); // whole: fine
     assert_eq!(
-        model.nodes[1].values().unwrap(),
+        checked.nodes[1].values().unwrap(),
         hadron::HadronNode::random(&shape, 3)
     );
     let bytes = std::fs::read(dir.join("b.npy")).unwrap();

@@ -28,12 +28,12 @@ fn json_after(heading: &str) -> String {
 
 #[test]
 fn the_documented_example_has_the_documented_value() {
-    let model = parse(&example(), "example.json", std::path::Path::new(".")).unwrap();
+    let checked = parse(&example(), "example.json", std::path::Path::new(".")).unwrap();
     let want = Complex64::new(1.799883872368158, 5.709077811681285);
-    let r = reference::correlators(&model).unwrap();
+    let r = reference::correlators(&checked).unwrap();
     let got = r.correlators[0].values[0].complex();
     assert!((got - want).norm() < 1e-14 * want.norm(), "{got}");
-    let p = plan(&model, &PlanOptions::default()).unwrap();
+    let p = plan(&checked, &PlanOptions::default()).unwrap();
     let rt = Runtime::new(HostBackend::new(1 << 20), Config::for_mode(Mode::Optimal)).unwrap();
     let mut engine = Engine::new(rt);
     let c = run(&p, &mut engine, &mut |_| {}).unwrap();
@@ -51,32 +51,32 @@ fn the_documented_example_has_the_documented_value() {
 
 #[test]
 fn the_documented_baryon_example_has_the_documented_value() {
-    let model = parse(
+    let checked = parse(
         &json_after("### A baryon loop"),
         "baryon.json",
         std::path::Path::new("."),
     )
     .unwrap();
     let want = Complex64::new(-6.0960517658892055, 11.716999875584083);
-    let first = model.nodes[0].values().unwrap().as_slice()[0];
+    let first = checked.nodes[0].values().unwrap().as_slice()[0];
     assert_eq!(
         first,
         Complex64::new(-0.22034050321745702, -0.9664234109436878)
     );
-    let r = reference::correlators(&model).unwrap();
+    let r = reference::correlators(&checked).unwrap();
     let got = r.correlators[0].values[0].complex();
     assert!((got - want).norm() < 1e-14 * want.norm(), "{got}");
-    let p = plan(&model, &PlanOptions::default()).unwrap();
+    let p = plan(&checked, &PlanOptions::default()).unwrap();
     let rt = Runtime::new(HostBackend::new(1 << 20), Config::for_mode(Mode::Optimal)).unwrap();
     let mut engine = Engine::new(rt);
     let c = run(&p, &mut engine, &mut |_| {}).unwrap();
     let got = c.correlators[0].values[0].complex();
     assert!((got - want).norm() < 1e-14 * want.norm(), "{got}");
     // The other views give the other documented number.
-    let mut file = model.file.clone();
+    let mut file = checked.file.clone();
     file.graphs[0].loops[0].views = Some(vec![2, 1]);
     file.correlators[0].times[0].graphs = vec!["pq".into()];
-    let other = memhc_corr::Model::new(file, std::path::Path::new(".")).unwrap();
+    let other = memhc_corr::CheckedFile::new(file, std::path::Path::new(".")).unwrap();
     let got = reference::correlators(&other).unwrap().correlators[0].values[0].complex();
     let want = Complex64::new(9.54311588479968, 6.747852660054214);
     assert!((got - want).norm() < 1e-14 * want.norm(), "{got}");

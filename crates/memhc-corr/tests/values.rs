@@ -7,17 +7,17 @@ mod common;
 
 use hadron::Engine;
 use memhc_core::{Config, Mode, PolicyKind, Runtime};
-use memhc_corr::{Model, Order, PlanOptions, plan, reference, run};
+use memhc_corr::{CheckedFile, Order, PlanOptions, plan, reference, run};
 use memhc_host::HostBackend;
 use num_complex::Complex64;
 
-fn model(n: usize) -> Model {
-    Model::new(common::shared_file(n), std::path::Path::new(".")).unwrap()
+fn checked(n: usize) -> CheckedFile {
+    CheckedFile::new(common::shared_file(n), std::path::Path::new(".")).unwrap()
 }
 
-fn run_with(model: &Model, options: PlanOptions, config: Config, budget: usize) -> f64 {
-    let p = plan(model, &options).unwrap();
-    let want = reference::correlators(model).unwrap();
+fn run_with(checked: &CheckedFile, options: PlanOptions, config: Config, budget: usize) -> f64 {
+    let p = plan(checked, &options).unwrap();
+    let want = reference::correlators(checked).unwrap();
     let rt = Runtime::new(HostBackend::new(budget), config.with_budget(budget)).unwrap();
     let mut engine = Engine::new(rt);
     let got = run(&p, &mut engine, &mut |_| {}).unwrap();
@@ -27,7 +27,7 @@ fn run_with(model: &Model, options: PlanOptions, config: Config, budget: usize) 
 
 #[test]
 fn every_policy_mode_and_sharing_agrees_with_the_reference() {
-    let m = model(4);
+    let m = checked(4);
     for sharing in [true, false] {
         for order in [Order::Planned, Order::File] {
             let options = PlanOptions {
@@ -58,9 +58,9 @@ fn every_policy_mode_and_sharing_agrees_with_the_reference() {
 
 /// [`run_with`] with node data loaded straight into the backend's host memory, under the
 /// direct data path.
-fn run_pinned(model: &Model, config: Config, budget: usize) -> f64 {
-    let p = plan(model, &PlanOptions::default()).unwrap();
-    let want = reference::correlators(model).unwrap();
+fn run_pinned(checked: &CheckedFile, config: Config, budget: usize) -> f64 {
+    let p = plan(checked, &PlanOptions::default()).unwrap();
+    let want = reference::correlators(checked).unwrap();
     let config = config.with_direct_host(true).with_budget(budget);
     let rt = Runtime::new(HostBackend::new(budget), config).unwrap();
     let mut engine = Engine::new(rt);
@@ -71,7 +71,7 @@ fn run_pinned(model: &Model, config: Config, budget: usize) -> f64 {
 
 #[test]
 fn node_data_in_page_locked_memory_agrees_with_the_reference() {
-    let m = model(4);
+    let m = checked(4);
     let peak = plan(&m, &PlanOptions::default()).unwrap().report.peak_bytes as usize;
     let node = 16 * 16 * 16 * 16;
     for mode in [Mode::Naive, Mode::Reorg, Mode::ReorgSync, Mode::Optimal] {
@@ -112,7 +112,7 @@ fn node_files_fill_page_locked_memory_as_they_read_into_vectors() {
 #[test]
 fn other_tensor_sizes_agree_too() {
     for n in [5, 6, 8] {
-        let m = model(n);
+        let m = checked(n);
         let err = run_with(
             &m,
             PlanOptions::default(),
@@ -125,7 +125,7 @@ fn other_tensor_sizes_agree_too() {
 
 #[test]
 fn sharing_removes_contractions_and_keeps_values() {
-    let m = model(4);
+    let m = checked(4);
     let on = plan(&m, &PlanOptions::default()).unwrap();
     let off = plan(
         &m,
@@ -148,7 +148,7 @@ fn sharing_removes_contractions_and_keeps_values() {
 #[test]
 fn baryon_loops_agree_with_the_reference() {
     for n in [2, 3] {
-        let m = Model::new(common::baryon_file(n), std::path::Path::new(".")).unwrap();
+        let m = CheckedFile::new(common::baryon_file(n), std::path::Path::new(".")).unwrap();
         for sharing in [true, false] {
             for order in [Order::Planned, Order::File] {
                 let options = PlanOptions {
@@ -194,7 +194,7 @@ fn baryon_views_mean_what_the_format_says() {
     // nn = Tr(B1 as N x N² · B2 as N² x N)
     //    = Σ_(α, β) Σ_(i, j, k) B1[4α + β][i, j, k] · B2[4β + α][j, k, i], by plain loops.
     let n = 3;
-    let m = Model::new(common::baryon_file(n), std::path::Path::new(".")).unwrap();
+    let m = CheckedFile::new(common::baryon_file(n), std::path::Path::new(".")).unwrap();
     let (b1, b2) = (m.nodes[0].values().unwrap(), m.nodes[1].values().unwrap());
     let mut want = num_complex::Complex64::new(0.0, 0.0);
     for alpha in 0..4 {

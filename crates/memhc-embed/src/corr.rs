@@ -12,7 +12,9 @@
 use std::path::{Path, PathBuf};
 
 use memhc_core::{Complex64, Stats};
-use memhc_corr::{CorrelatorValues, Correlators, Model, OutputForm, Plan, PlanOptions, Value};
+use memhc_corr::{
+    CheckedFile, CorrelatorValues, Correlators, OutputForm, Plan, PlanOptions, Value,
+};
 
 use crate::any::{AnyEngine, with_engine};
 use crate::error::{EmbedError, Result};
@@ -87,8 +89,8 @@ impl CorrRun {
     pub fn open(path: impl AsRef<Path>, options: &CorrOptions) -> Result<Self> {
         let path = path.as_ref();
         let plan_options = options.plan_options()?;
-        let model = memhc_corr::load(path)?;
-        let plan = memhc_corr::plan(&model, &plan_options)?;
+        let checked = memhc_corr::load(path)?;
+        let plan = memhc_corr::plan(&checked, &plan_options)?;
         Ok(CorrRun {
             path: path.to_path_buf(),
             plan,
@@ -107,14 +109,18 @@ impl CorrRun {
         &self.plan.report
     }
 
-    /// The model: nodes, graphs and correlators as checked.
-    pub fn model(&self) -> &Model {
-        &self.plan.model
+    /// The checked: nodes, graphs and correlators as checked.
+    pub fn checked(&self) -> &CheckedFile {
+        &self.plan.checked
     }
 
     /// The names of the correlators, in file order.
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.plan.model.correlators.iter().map(|c| c.name.as_str())
+        self.plan
+            .checked
+            .correlators
+            .iter()
+            .map(|c| c.name.as_str())
     }
 
     /// The device budget a run with `options` gets: `options.budget` when given; otherwise
@@ -174,7 +180,7 @@ impl CorrRun {
     /// traces on the host; no planner, no sharing, no runtime). Slow for large files.
     pub fn reference(&self) -> Result<CorrResults> {
         Ok(CorrResults {
-            values: memhc_corr::reference::correlators(&self.plan.model)?,
+            values: memhc_corr::reference::correlators(&self.plan.checked)?,
             stats: None,
         })
     }

@@ -18,7 +18,7 @@
 //! * [`host_memory`]: the host memory a run needs, worked out before any data exists, and what
 //!   the machine has available (admission);
 //! * [`policy_replay`]: replays of vectors of equal-sized objects through the policies (the
-//!   paper's Fig. 6; the `memhc-synth trace` command);
+//!   paper's Fig. 6; the `memhc-synth replay` command);
 //! * [`eviction_model`]: an exact model of the runtime's eviction on a workload of equal-sized
 //!   objects, through any policy, that shows what each victim was (`docs/policies.md`);
 //! * [`error`]: one-line errors that say where the problem is.

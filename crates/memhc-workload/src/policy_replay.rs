@@ -2,8 +2,9 @@
 //! made resident one after another with room for `slots` of them, on the runtime itself (on
 //! the null backend: no data), and each policy's evictions, hits and misses are counted.
 //!
-//! The MemHC paper's Fig. 6, `memhc-synth trace --slots 4 --policy lru,pp-lru 'A B C D' 'E F A B'`,
-//! prints `lru evictions=4 ...` and `pp-lru evictions=2 ...`.
+//! The MemHC paper's Fig. 6,
+//! `memhc-synth replay --slots 4 --policy lru,pp-lru 'A B C D' 'E F A B'`, prints
+//! `lru evictions=4 ...` and `pp-lru evictions=2 ...`.
 
 use std::collections::HashMap;
 

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::corr::CorrCampaign;
 use crate::corr::gather::check_output;
-use crate::corr::job::{CorrJob, Runner, admit_unit, unit_model, unit_plan};
+use crate::corr::job::{CorrJob, Runner, admit_unit, unit_file, unit_plan};
 use crate::corr::units::UnitSpec;
 use crate::error::{CampaignError, Result};
 use crate::fault::Fault;
@@ -183,8 +183,8 @@ fn prepare(options: &CampaignOptions, backend: BackendChoice) -> Result<Prepared
     for unit in campaign.units() {
         let refuse = |m: String| CampaignError::Usage(format!("unit {}: {m}", unit.key));
         let spec: UnitSpec = serde_json::from_str(&unit.spec).map_err(|e| refuse(e.to_string()))?;
-        let model = unit_model(&spec).map_err(|e| refuse(e.to_string()))?;
-        let (plan, budget) = unit_plan(&model, &spec.run).map_err(|e| refuse(e.0))?;
+        let checked = unit_file(&spec).map_err(|e| refuse(e.to_string()))?;
+        let (plan, budget) = unit_plan(&checked, &spec.run).map_err(|e| refuse(e.0))?;
         admit_unit(&plan, budget, backend).map_err(|e| refuse(e.0))?;
     }
     let dir = options.journal.clone().unwrap_or_else(|| {

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use hadron::Engine;
 use memhc_core::{Backend, Config, Runtime};
-use memhc_corr::{CorrError, Correlators, Model, Plan};
+use memhc_corr::{CheckedFile, CorrError, Correlators, Plan};
 use memhc_select::{BackendChoice, Device, Open, SelectError, WithBackend, dispatch};
 
 use crate::corr::manifest::RunSettings;
@@ -161,9 +161,9 @@ impl<R: Runner> CorrJob<R> {
     }
 }
 
-/// The checked model of a unit: its file read, seeds shifted, restricted to its sources, and
+/// The checked file of a unit: its file read, seeds shifted, restricted to its sources, and
 /// checked against the file's directory (node data included). Errors name the file.
-pub fn unit_model(spec: &UnitSpec) -> Result<Model, CorrError> {
+pub fn unit_file(spec: &UnitSpec) -> Result<CheckedFile, CorrError> {
     let name = spec.file.display().to_string();
     let text =
         hadron::admission::read_text_bounded(&spec.file, hadron::admission::MAX_TEXT_FILE_BYTES)
@@ -174,15 +174,15 @@ pub fn unit_model(spec: &UnitSpec) -> Result<Model, CorrError> {
     }
     let file = restrict(&file, &spec.sources);
     let dir = spec.file.parent().unwrap_or(Path::new(""));
-    Model::new(file, dir).map_err(|e| match e {
+    CheckedFile::new(file, dir).map_err(|e| match e {
         CorrError::Invalid(i) => CorrError::Invalid(i.within(name)),
         other => other,
     })
 }
 
 /// The plan of a unit, and the budget it runs with (the settings', or the plan's peak).
-pub fn unit_plan(model: &Model, run: &RunSettings) -> Result<(Plan, usize), JobError> {
-    let plan = memhc_corr::plan(model, &run.plan_options()).map_err(JobError::line)?;
+pub fn unit_plan(checked: &CheckedFile, run: &RunSettings) -> Result<(Plan, usize), JobError> {
+    let plan = memhc_corr::plan(checked, &run.plan_options()).map_err(JobError::line)?;
     let budget = match &run.budget {
         Some(b) => b.get().map_err(JobError)?,
         None => plan.report.peak_bytes.max(1),
@@ -213,8 +213,8 @@ impl<R: Runner> Job for CorrJob<R> {
                 self.runner.name()
             )));
         }
-        let model = unit_model(&spec).map_err(JobError::line)?;
-        let (plan, budget) = unit_plan(&model, &spec.run)?;
+        let checked = unit_file(&spec).map_err(JobError::line)?;
+        let (plan, budget) = unit_plan(&checked, &spec.run)?;
         admit_unit(&plan, budget, self.runner.choice())?;
         let values = self
             .runner

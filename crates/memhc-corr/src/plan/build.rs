@@ -25,22 +25,22 @@ use hadron::{MatrixView, NodeShape, SpinMapping, TracePairs};
 
 use super::keys::{Factor, MESON, ProductKey, TraceKey, factor, least_rotation, meson_key};
 use super::{Operand, Product, TraceJob};
+use crate::checked::{CheckedFile, Loop, LoopKind};
 use crate::error::Result;
-use crate::model::{Loop, LoopKind, Model};
 
-/// The distinct products and traces of a model, and each loop's trace.
+/// The distinct products and traces of a checked file, and each loop's trace.
 pub(super) struct Built {
     pub products: Vec<Product>,
     pub traces: Vec<TraceJob>,
     pub identities: Vec<NodeShape>,
-    /// For each graph of the model: its loops' trace indices (empty for unused graphs).
+    /// For each graph of the checked file: its loops' trace indices (empty for unused graphs).
     pub graph_traces: Vec<Vec<usize>>,
     /// Contractions if every loop were reduced on its own.
     pub unshared_contractions: u64,
 }
 
 pub(super) struct Builder<'m> {
-    model: &'m Model,
+    checked: &'m CheckedFile,
     sharing: bool,
     products: Vec<Product>,
     product_keys: HashMap<ProductKey, usize>,
@@ -66,9 +66,9 @@ fn factors(lp: &Loop) -> Vec<Factor> {
 }
 
 impl<'m> Builder<'m> {
-    pub(super) fn new(model: &'m Model, sharing: bool) -> Self {
+    pub(super) fn new(checked: &'m CheckedFile, sharing: bool) -> Self {
         Builder {
-            model,
+            checked,
             sharing,
             products: Vec::new(),
             product_keys: HashMap::new(),
@@ -82,14 +82,14 @@ impl<'m> Builder<'m> {
     }
 
     pub(super) fn build(mut self) -> Result<Built> {
-        let used = self.model.used_graphs();
+        let used = self.checked.used_graphs();
         if self.sharing {
             self.count_segments(&used);
         }
-        let mut graph_traces = vec![Vec::new(); self.model.graphs.len()];
+        let mut graph_traces = vec![Vec::new(); self.checked.graphs.len()];
         let mut unshared = 0u64;
         for &g in &used {
-            let graph = &self.model.graphs[g];
+            let graph = &self.checked.graphs[g];
             let mut list = Vec::with_capacity(graph.loops.len());
             for lp in &graph.loops {
                 unshared += lp.nodes.len().saturating_sub(2) as u64;
@@ -110,7 +110,7 @@ impl<'m> Builder<'m> {
     fn count_segments(&mut self, used: &[usize]) {
         let mut seen = std::collections::HashSet::new();
         for &g in used {
-            for lp in &self.model.graphs[g].loops {
+            for lp in &self.checked.graphs[g].loops {
                 let f = factors(lp);
                 if lp.kind != LoopKind::Meson || !seen.insert(least_rotation(&f)) {
                     continue;
@@ -131,7 +131,7 @@ impl<'m> Builder<'m> {
 
     fn shape(&self, op: Operand) -> NodeShape {
         match op {
-            Operand::Node(n) => self.model.nodes[n].shape.clone(),
+            Operand::Node(n) => self.checked.nodes[n].shape.clone(),
             Operand::Product(p) => self.products[p].shape.clone(),
             Operand::Identity(i) => self.identities[i].clone(),
         }
@@ -236,7 +236,7 @@ impl<'m> Builder<'m> {
     /// Rows and columns of a factor's components (its view was checked with the file).
     fn dims(&self, (n, v): Factor) -> (usize, usize) {
         let view = MatrixView::split(v as usize);
-        self.model.nodes[n as usize]
+        self.checked.nodes[n as usize]
             .shape
             .matrix(view)
             .unwrap_or((0, 0))

@@ -1,6 +1,6 @@
 //! The planner: the whole file at once.
 //!
-//! [`plan`] turns a [`Model`] into a [`Plan`]: the distinct partial products and traces of
+//! [`plan`] turns a [`CheckedFile`] into a [`Plan`]: the distinct partial products and traces of
 //! every loop of every graph used by a correlator ([`build`](self) chooses each loop's
 //! reduction order with a cost model and shares identical products through canonical
 //! [`keys`]), put in an order that keeps the peak of live bytes low (`order.rs`: a
@@ -22,13 +22,13 @@ use std::sync::Arc;
 use hadron::{MatrixView, NodeShape, SpinMapping, TracePairs};
 use serde::Serialize;
 
+use crate::checked::CheckedFile;
 use crate::error::Result;
-use crate::model::Model;
 
 /// What a contraction or trace reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Operand {
-    /// An initial node: an index into [`Model::nodes`].
+    /// An initial node: an index into [`CheckedFile::nodes`].
     Node(usize),
     /// A partial product: an index into [`Plan::products`].
     Product(usize),
@@ -169,15 +169,15 @@ pub struct PlanReport {
 /// A plan. See the [module documentation](self).
 #[derive(Clone, Debug)]
 pub struct Plan {
-    /// The model planned (nodes, graphs, correlators and their metadata).
-    pub model: Model,
+    /// The checked file planned (nodes, graphs, correlators and their metadata).
+    pub checked: CheckedFile,
     /// The distinct partial products.
     pub products: Vec<Product>,
     /// The distinct traces.
     pub traces: Vec<TraceJob>,
     /// Identity mesons used to close one-node loops.
     pub identities: Vec<NodeShape>,
-    /// For each graph of the model, its loops' traces (empty for graphs no correlator uses).
+    /// For each graph of the checked file, its loops' traces (empty for graphs no correlator uses).
     pub graph_traces: Vec<Vec<usize>>,
     /// The execution queue.
     pub stages: Vec<Stage>,
@@ -185,11 +185,11 @@ pub struct Plan {
     pub report: PlanReport,
 }
 
-/// Plans `model` as `options` say. See the [module documentation](self).
-pub fn plan(model: &Model, options: &PlanOptions) -> Result<Plan> {
-    let built = build::Builder::new(model, options.sharing).build()?;
+/// Plans `checked` as `options` say. See the [module documentation](self).
+pub fn plan(checked: &CheckedFile, options: &PlanOptions) -> Result<Plan> {
+    let built = build::Builder::new(checked, options.sharing).build()?;
     let mut plan = Plan {
-        model: model.clone(),
+        checked: checked.clone(),
         products: built.products,
         traces: built.traces,
         identities: built.identities,
@@ -216,7 +216,7 @@ pub fn plan(model: &Model, options: &PlanOptions) -> Result<Plan> {
     let work = order::Work::new(
         &plan.products,
         &plan.traces,
-        plan.model.nodes.len(),
+        plan.checked.nodes.len(),
         plan.identities.len(),
         &bytes,
     );
@@ -229,7 +229,7 @@ pub fn plan(model: &Model, options: &PlanOptions) -> Result<Plan> {
     let file = schedule(order::file_order(&work));
     // The planner's order: the lowest peak of its list schedules, and of the file's order
     // (the schedules are heuristics: none may hold more than the file's order).
-    let groups = time_pair_groups(&plan.model, &plan.graph_traces, plan.traces.len());
+    let groups = time_pair_groups(&plan.checked, &plan.graph_traces, plan.traces.len());
     let mut planned = file.clone();
     for heuristic in [greedy::Heuristic::Steps, greedy::Heuristic::Focus] {
         let candidate = schedule(greedy::order(&work, &groups, heuristic));
@@ -269,10 +269,14 @@ pub fn plan(model: &Model, options: &PlanOptions) -> Result<Plan> {
 
 /// For each trace, the first `(source, sink)` time pair (in file order) whose graphs use it,
 /// as an index in the order of first appearance.
-fn time_pair_groups(model: &Model, graph_traces: &[Vec<usize>], traces: usize) -> Vec<usize> {
+fn time_pair_groups(
+    checked: &CheckedFile,
+    graph_traces: &[Vec<usize>],
+    traces: usize,
+) -> Vec<usize> {
     let mut group = vec![usize::MAX; traces];
     let mut pairs: Vec<(u32, u32)> = Vec::new();
-    for c in &model.correlators {
+    for c in &checked.correlators {
         for tp in &c.times {
             let key = (tp.source, tp.sink);
             let i = match pairs.iter().position(|&k| k == key) {
@@ -308,7 +312,7 @@ impl Plan {
     /// The shape of an operand.
     pub fn shape(&self, op: Operand) -> Option<&NodeShape> {
         match op {
-            Operand::Node(n) => self.model.nodes.get(n).map(|n| &n.shape),
+            Operand::Node(n) => self.checked.nodes.get(n).map(|n| &n.shape),
             Operand::Product(p) => self.products.get(p).map(|p| &p.shape),
             Operand::Identity(i) => self.identities.get(i),
         }
@@ -316,7 +320,7 @@ impl Plan {
 
     /// The initial nodes the plan reads, ascending.
     pub fn used_nodes(&self) -> Vec<usize> {
-        let mut used = vec![false; self.model.nodes.len()];
+        let mut used = vec![false; self.checked.nodes.len()];
         let ops = self
             .products
             .iter()

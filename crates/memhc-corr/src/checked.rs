@@ -1,6 +1,6 @@
 //! The checked form of a file: what must be computed, with every id resolved to an index,
 //! every shape and mapping validated, and every data file checked. Built by
-//! [`Model::new`] (or [`crate::load`]); the planner, the runner and the reference all start
+//! [`CheckedFile::new`] (or [`crate::load`]); the planner, the runner and the reference all start
 //! from it.
 
 use std::path::PathBuf;
@@ -61,7 +61,7 @@ pub enum LoopKind {
 /// One loop: node indices around it, the view each is seen through, and how it is contracted.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Loop {
-    /// Indices into [`Model::nodes`], in order around the loop.
+    /// Indices into [`CheckedFile::nodes`], in order around the loop.
     pub nodes: Vec<usize>,
     /// The matrix view of each node's components, one per node (a meson's is the default;
     /// a baryon's `N x N²` or `N² x N`).
@@ -81,14 +81,14 @@ pub struct Graph {
     pub loops: Vec<Loop>,
 }
 
-/// One time pair of a correlator: the graphs (indices into [`Model::graphs`]) summed there.
+/// One time pair of a correlator: the graphs (indices into [`CheckedFile::graphs`]) summed there.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TimePair {
     /// The source time slice.
     pub source: u32,
     /// The sink time slice.
     pub sink: u32,
-    /// Indices into [`Model::graphs`] (a graph listed twice counts twice).
+    /// Indices into [`CheckedFile::graphs`] (a graph listed twice counts twice).
     pub graphs: Vec<usize>,
 }
 
@@ -103,7 +103,7 @@ pub struct Correlator {
 
 /// A checked correlator file. See the [module documentation](self).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Model {
+pub struct CheckedFile {
     /// The file as read (for metadata).
     pub file: CorrFile,
     /// The directory relative data paths were resolved against.
@@ -116,7 +116,7 @@ pub struct Model {
     pub correlators: Vec<Correlator>,
 }
 
-impl Model {
+impl CheckedFile {
     /// Every loop of every graph, with its graph index and position.
     pub fn loops(&self) -> impl Iterator<Item = (usize, usize, &Loop)> {
         self.graphs.iter().enumerate().flat_map(|(g, graph)| {
