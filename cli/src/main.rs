@@ -272,8 +272,9 @@ fn execute(cli: Cli) -> Result<(), String> {
         }
         Command::Plan { file, planning } => {
             // A plan makes no values: a file too large for this host is still planned.
-            let model = memhc_corr::io::load_for_planning(&file).map_err(|e| e.to_string())?;
-            let plan = memhc_corr::plan(&model, &planning.options()?).map_err(|e| e.to_string())?;
+            let checked = memhc_corr::io::load_for_planning(&file).map_err(|e| e.to_string())?;
+            let plan =
+                memhc_corr::plan(&checked, &planning.options()?).map_err(|e| e.to_string())?;
             println!(
                 "{}",
                 serde_json::to_string_pretty(&plan.report).map_err(|e| e.to_string())?
@@ -322,8 +323,9 @@ fn execute(cli: Cli) -> Result<(), String> {
                 plot: None,
                 several: policies.len() * modes.len() > 1,
             };
-            let model = memhc_corr::load(&file).map_err(|e| e.to_string())?;
-            let plan = memhc_corr::plan(&model, &planning.options()?).map_err(|e| e.to_string())?;
+            let checked = memhc_corr::load(&file).map_err(|e| e.to_string())?;
+            let plan =
+                memhc_corr::plan(&checked, &planning.options()?).map_err(|e| e.to_string())?;
             let report = &plan.report;
             let budget = budget.unwrap_or(report.peak_bytes.max(1));
             // Admitted before anything is made or printed: the largest step must fit the
@@ -331,7 +333,7 @@ fn execute(cli: Cli) -> Result<(), String> {
             let host_device = backend == BackendChoice::Host;
             memhc_corr::admit_run(&plan, budget, host_device).map_err(|e| e.to_string())?;
             let reference = if verify {
-                Some(memhc_corr::reference::correlators(&model).map_err(|e| e.to_string())?)
+                Some(memhc_corr::reference::correlators(&checked).map_err(|e| e.to_string())?)
             } else {
                 None
             };
