@@ -35,14 +35,11 @@ use rayon::prelude::*;
 const SPINS: usize = 16;
 
 fn random(len: usize, seed: u64) -> Vec<Complex64> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut next = || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-    };
-    (0..len).map(|_| Complex64::new(next(), next())).collect()
+    use rand::{RngExt, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    (0..len)
+        .map(|_| Complex64::new(rng.random_range(-0.5..0.5), rng.random_range(-0.5..0.5)))
+        .collect()
 }
 
 fn sixty_four(out: &mut [Complex64], a: &[Complex64], b: &[Complex64], n: usize) {

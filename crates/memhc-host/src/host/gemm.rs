@@ -431,14 +431,11 @@ mod tests {
 
     /// Deterministic values in [-1, 1) + i [-1, 1).
     fn values(len: usize, seed: u64) -> Vec<Complex64> {
-        let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        let mut next = || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-        };
-        (0..len).map(|_| Complex64::new(next(), next())).collect()
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        (0..len)
+            .map(|_| Complex64::new(rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0)))
+            .collect()
     }
 
     /// Element `(i, l)` of `op(X)`, X column-major with leading dimension `ld`.
