@@ -36,6 +36,9 @@
 #   datapath-vsize  the same at the Fig. 7 points of vector size (1 to 32, repeat 1)
 #   profile-direct  timelines (--timeline) of the direct path at the Fig. 7 point N = 384,
 #                repeat 0.5 and the Table 1 point
+#   corr-paper   memhc run timings (alone on the GPU, $SYNTH_RUNS runs each) at the paper's
+#                tensor sizes: a1_rhopi at N = 128 and f0d2 at N = 256, optimal, naive and
+#                unified with pageable host memory, optimal with pinned (issue 27, item 4)
 #   compare      gpu-bin/memhc-synth-before (an older build: BEFORE=REV scripts/gpu-build.sh),
 #                gpu-bin/memhc-synth-glibc (the system's allocator) and gpu-bin/memhc-synth
 #                (mimalloc), those present, at one Fig. 7 point (N = 384, vector size 16,
@@ -264,6 +267,20 @@ for stage in "$@"; do
                     --repeat 1 --sweep "tensor-size=$sizes" --sweep vector-size=1,2,4,8,16,32 \
                     --mode optimal $extra --runs "$runs" --json "$dir/datapath-vsize-$hm.json"
             done ;;
+        corr-paper)
+            for spec in a1_rhopi:128 f0d2:256; do
+                preset=${spec%%:*}; n=${spec##*:}
+                "$bin/memhc" gen $preset --tensor-size $n -o "$dir/$preset-$n.json" \
+                    > "$dir/gen-$preset-$n.log" 2>&1
+                for r in $(seq "$runs"); do
+                    step "corr-paper-$preset-$n-pageable-$r" "$bin/memhc" run "$dir/$preset-$n.json" \
+                        --backend cuda --mode optimal,naive,unified \
+                        --json "$dir/corr-paper-$preset-$n-pageable-$r.json"
+                    step "corr-paper-$preset-$n-pinned-$r" "$bin/memhc" run "$dir/$preset-$n.json" \
+                        --backend cuda --mode optimal --host-memory pinned \
+                        --json "$dir/corr-paper-$preset-$n-pinned-$r.json"
+                done
+            done ;;
         profile-direct)
             step profile-direct-fig7 bash -c 'time "$@"' time "$bin/memhc-synth" --backend cuda \
                 --tensor-size 384 --vector-size 16 --vectors "$vectors" --repeat 0.5 \
@@ -306,7 +323,7 @@ for stage in "$@"; do
             table table1 --repeat 0.5 --oversub 0.5 --sweep vector-size=8,16,32,64
             table table2 --repeat 0.5 --vector-size 64 --sweep oversub=0.5,1,1.5
             table table3 --oversub 0.5 --vector-size 64 --sweep repeat=0.25,0.5,0.75,1 ;;
-        *) echo "gpu-run: unknown stage $stage (env check tests verify corr sanitize limits contraction fig7 tables synth profile cpu compare synth-vsize synth-tables datapath datapath-vsize profile-direct all)" >&2; exit 2 ;;
+        *) echo "gpu-run: unknown stage $stage (env check tests verify corr sanitize limits contraction fig7 tables synth profile cpu compare synth-vsize synth-tables datapath datapath-vsize profile-direct corr-paper all)" >&2; exit 2 ;;
     esac
 done
 if [ -d "$CRITERION_HOME" ]; then
