@@ -6,6 +6,8 @@
 //! libraries at run time); asking for one this build lacks, or one that cannot open here, is
 //! a one-line error.
 
+use std::time::Instant;
+
 use hadron::Engine;
 use memhc_campaign::corr::BackendRunner;
 use memhc_core::backend::timeline::WorkSpan;
@@ -39,9 +41,19 @@ pub fn choose(name: &str) -> Result<BackendChoice, String> {
     Ok(choice)
 }
 
-/// What one run gives: the correlators, the runtime's statistics, and (with
-/// [`Config::events`]) its event log with the backend's timeline of its work.
-pub type Ran = (Correlators, Stats, Option<(EventLog, Vec<WorkSpan>)>);
+/// What one run gives.
+pub struct Ran {
+    /// The correlators.
+    pub values: Correlators,
+    /// The runtime's statistics.
+    pub stats: Stats,
+    /// With [`Config::events`]: the event log and the backend's timeline of its work.
+    pub log: Option<(EventLog, Vec<WorkSpan>)>,
+    /// Seconds from the runtime's creation on the opened backend to the end of its work: the
+    /// run itself, without opening the backend (on a GPU, creating the context and the BLAS
+    /// handle takes a large share of a small run).
+    pub wall_s: f64,
+}
 
 /// One run of a plan, on whichever backend.
 struct PlanRun<'a> {
@@ -56,6 +68,7 @@ impl WithBackend for PlanRun<'_> {
 
     fn run<B: Backend>(self, backend: B) -> Result<Ran, String> {
         let timed = self.config.events && backend.set_timing(true);
+        let start = Instant::now();
         let rt = Runtime::new(backend, self.config).map_err(|e| e.to_string())?;
         let mut engine = Engine::new(rt);
         let values = memhc_corr::run_with(self.plan, &mut engine, self.pinned, self.progress)
@@ -64,12 +77,18 @@ impl WithBackend for PlanRun<'_> {
             .runtime_mut()
             .synchronize()
             .map_err(|e| e.to_string())?;
+        let wall_s = start.elapsed().as_secs_f64();
         let spans = match timed {
             true => engine.runtime().backend().take_timeline(),
             false => Vec::new(),
         };
         let log = engine.runtime_mut().take_events().map(|log| (log, spans));
-        Ok((values, engine.runtime().stats(), log))
+        Ok(Ran {
+            values,
+            stats: engine.runtime().stats(),
+            log,
+            wall_s,
+        })
     }
 }
 

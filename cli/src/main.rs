@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod backend;
 
@@ -368,8 +368,12 @@ fn execute(cli: Cli) -> Result<(), String> {
                         ProgressStyle::with_template("{bar:40} {pos}/{len} stages {elapsed}")
                             .unwrap_or_else(|_| ProgressStyle::default_bar()),
                     );
-                    let start = Instant::now();
-                    let (values, stats, log) = backend::run_on(
+                    let backend::Ran {
+                        values,
+                        stats,
+                        log,
+                        wall_s: wall,
+                    } = backend::run_on(
                         backend,
                         budget as usize,
                         config,
@@ -377,7 +381,6 @@ fn execute(cli: Cli) -> Result<(), String> {
                         &plan,
                         &mut |pr| bar.set_position(pr.done as u64),
                     )?;
-                    let wall = start.elapsed().as_secs_f64();
                     bar.finish_and_clear();
                     println!(
                         "{:<8} {:<10} {:>9.3} {:>12} {:>12} {:>8} {:>8} {:>10} {:>10}",
