@@ -92,6 +92,11 @@ enum Command {
         /// direct data path). Not with --mode unified.
         #[arg(long, default_value = "pageable")]
         host_memory: String,
+        /// Prefetch: `off`, or a lookahead window in object uses (a contraction is three) for
+        /// copies issued ahead of their use on a copy stream, with asynchronous write-back. On
+        /// a GPU, with `--host-memory pinned`, the fast data path. Not with --mode unified.
+        #[arg(long, default_value = "off")]
+        prefetch: String,
         /// Write the correlators of the first run (.json, .csv, or .h5 with the `hdf5` feature).
         #[arg(long)]
         out: Option<PathBuf>,
@@ -290,6 +295,7 @@ fn execute(cli: Cli) -> Result<(), String> {
             budget,
             backend,
             host_memory,
+            prefetch,
             out,
             verify,
             json,
@@ -310,6 +316,16 @@ fn execute(cli: Cli) -> Result<(), String> {
             let host_memory =
                 names::host_memory(&host_memory).map_err(|e| format!("--host-memory: {e}"))?;
             let pinned = host_memory.is_pinned();
+            let prefetch = match names::prefetches(&prefetch)
+                .map_err(|e| format!("--prefetch: {e}"))?
+                .as_slice()
+            {
+                [one] => *one,
+                _ => return Err("--prefetch: one setting (off or a window)".into()),
+            };
+            if prefetch.is_some() && modes.contains(&Mode::Unified) {
+                return Err("--prefetch does not apply to --mode unified (managed memory)".into());
+            }
             if pinned && modes.contains(&Mode::Unified) {
                 return Err(
                     "--host-memory pinned does not apply to --mode unified (managed \
@@ -363,6 +379,7 @@ fn execute(cli: Cli) -> Result<(), String> {
                     if pinned {
                         config = config.with_direct_host(true);
                     }
+                    config = config.with_prefetch(prefetch);
                     let bar = ProgressBar::new(plan.stages.len() as u64);
                     bar.set_style(
                         ProgressStyle::with_template("{bar:40} {pos}/{len} stages {elapsed}")
@@ -428,7 +445,7 @@ fn execute(cli: Cli) -> Result<(), String> {
                     // issue 30 (one GEMM per meson contraction) is judged by.
                     records.push(serde_json::json!({
                         "policy": p.name(), "mode": m.name(), "budget": budget, "wall_s": wall,
-                        "host_memory": host_memory.name(),
+                        "host_memory": host_memory.name(), "prefetch": prefetch,
                         "gemm_calls": stats.gemm_calls, "plan": report, "stats": stats,
                     }));
                 }

@@ -1,7 +1,8 @@
-//! `memhc run --host-memory pageable|pinned`: node data loaded straight into the backend's
-//! page-locked memory gives the correlators the dense reference gives (`--verify`), the same
-//! values as pageable memory, on the host backend and on the modelled H100 (no data: it runs
-//! and records); a bad value is one line on stderr and exit code 2.
+//! `memhc run --host-memory pageable|pinned` and `--prefetch`: node data loaded straight into
+//! the backend's page-locked memory, with or without copies issued ahead, gives the
+//! correlators the dense reference gives (`--verify`), the same values as pageable memory, on
+//! the host backend and on the modelled H100 (no data: it runs and records); a bad value is
+//! one line on stderr and exit code 2.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -111,6 +112,38 @@ fn pinned_node_data_verifies_and_gives_the_pageable_values() {
 }
 
 #[test]
+fn prefetch_with_pinned_memory_verifies_oversubscribed() {
+    let d = dir("prefetch");
+    let file = preset(&d);
+    let (_, records) = run(
+        &file,
+        &[
+            "--verify",
+            "--host-memory",
+            "pinned",
+            "--prefetch",
+            "6",
+            "--budget",
+            "40K",
+            "--policy",
+            "lru,belady",
+        ],
+        &d.join("prefetch.json"),
+    );
+    let records = records.as_array().unwrap();
+    assert_eq!(records.len(), 2);
+    for r in records {
+        assert_eq!(r["prefetch"], 6, "{r}");
+        assert!(r["stats"]["prefetches"].as_u64().unwrap() > 0, "{r}");
+        assert!(r["stats"]["evictions"].as_u64().unwrap() > 0, "{r}");
+    }
+    // Off by default, recorded as null.
+    let (_, plain) = run(&file, &["--policy", "lru"], &d.join("plain.json"));
+    assert!(plain[0]["prefetch"].is_null(), "{plain}");
+    assert_eq!(plain[0]["stats"]["prefetches"], 0, "{plain}");
+}
+
+#[test]
 fn the_model_runs_with_pinned_memory_and_records() {
     let d = dir("model");
     let file = preset(&d);
@@ -148,6 +181,15 @@ fn a_bad_host_memory_is_one_line_and_exit_code_2() {
         (
             vec!["--host-memory", "pinned", "--mode", "unified"],
             "--host-memory pinned does not apply to --mode unified",
+        ),
+        (
+            vec!["--prefetch", "0"],
+            "--prefetch: '0': a prefetch window of at least 1 object use, or off",
+        ),
+        (vec!["--prefetch", "6,12"], "--prefetch: one setting"),
+        (
+            vec!["--prefetch", "6", "--mode", "unified"],
+            "--prefetch does not apply to --mode unified",
         ),
     ] {
         let out = memhc().arg("run").arg(&file).args(&args).output().unwrap();

@@ -183,7 +183,7 @@ impl ConfigArgs {
     /// mode among `modes`.
     pub fn prefetches(&self, modes: &[Mode]) -> Result<Vec<Option<usize>>> {
         let settings = match &self.prefetch {
-            Some(list) => parse_prefetch(list)?,
+            Some(list) => memhc_select::names::prefetches(list).map_err(usage("--prefetch"))?,
             None => vec![None],
         };
         if modes.contains(&Mode::Unified) && settings.iter().any(Option::is_some) {
@@ -193,21 +193,6 @@ impl ConfigArgs {
         }
         Ok(settings)
     }
-}
-
-/// The prefetch settings of `--prefetch`: `off` or a window of at least 1, comma separated.
-pub fn parse_prefetch(s: &str) -> Result<Vec<Option<usize>>> {
-    s.split(',')
-        .map(|p| match p.trim() {
-            "off" => Ok(None),
-            w => match w.parse::<usize>() {
-                Ok(n) if n > 0 => Ok(Some(n)),
-                _ => Err(Error::Usage(format!(
-                    "--prefetch {w}: a window of at least 1 object use, or off"
-                ))),
-            },
-        })
-        .collect()
 }
 
 /// A `memhc-select` error as a usage error of `option` (`--policy: unknown eviction policy

@@ -10,7 +10,9 @@
 //!   explicit ones ([`Mode::ALL`], without `unified`);
 //! * allocation settings: `driver`, `handover`, `arena`; `all` is the three ([`Alloc::ALL`]);
 //! * where node data and results live on the host ([`HostMemoryKind`]): `pageable` or `pinned`
-//!   (`memhc-synth --host-memory`, `memhc run --host-memory`, the embedding layer's options).
+//!   (`memhc-synth --host-memory`, `memhc run --host-memory`, the embedding layer's options);
+//! * prefetch settings ([`prefetches`]): `off`, or a lookahead window of at least one object
+//!   use (`memhc-synth --prefetch`, `memhc run --prefetch`).
 
 use std::str::FromStr;
 
@@ -97,6 +99,23 @@ pub fn host_memory(name: &str) -> Result<HostMemoryKind> {
         })
 }
 
+/// Prefetch settings, a comma-separated list: `off` (`None`) or a lookahead window in object
+/// uses of at least 1 (`Some(window)`; a meson contraction is three uses), spaces around each
+/// ignored.
+pub fn prefetches(list: &str) -> Result<Vec<Option<usize>>> {
+    list.split(',')
+        .map(|p| match p.trim() {
+            "off" => Ok(None),
+            w => match w.parse::<usize>() {
+                Ok(n) if n > 0 => Ok(Some(n)),
+                _ => Err(SelectError::UnknownName(format!(
+                    "'{w}': a prefetch window of at least 1 object use, or off"
+                ))),
+            },
+        })
+        .collect()
+}
+
 fn one<T: FromStr>(name: &str) -> Result<T>
 where
     T::Err: std::fmt::Display,
@@ -149,6 +168,19 @@ mod tests {
             allocs("all"),
             Ok(vec![Alloc::Driver, Alloc::Handover, Alloc::Arena])
         );
+    }
+
+    #[test]
+    fn prefetch_settings() {
+        assert_eq!(prefetches("off, 12,1"), Ok(vec![None, Some(12), Some(1)]));
+        for bad in ["0", "-3", "many", ""] {
+            let e = prefetches(bad).err().map(|e| e.to_string());
+            assert!(
+                e.as_deref()
+                    .is_some_and(|t| t.contains("a prefetch window of at least 1")),
+                "{bad}: {e:?}"
+            );
+        }
     }
 
     #[test]
