@@ -38,7 +38,8 @@
 #                repeat 0.5 and the Table 1 point
 #   corr-paper   memhc run timings (alone on the GPU, $SYNTH_RUNS runs each) at the paper's
 #                tensor sizes: a1_rhopi at N = 128 and f0d2 at N = 256, optimal, naive and
-#                unified with pageable host memory, optimal with pinned (issue 27, item 4)
+#                unified with pageable host memory, optimal on the direct data path
+#                (--host-memory pinned --prefetch 12) (issue 27, item 4)
 #   compare      gpu-bin/memhc-synth-before (an older build: BEFORE=REV scripts/gpu-build.sh),
 #                gpu-bin/memhc-synth-glibc (the system's allocator) and gpu-bin/memhc-synth
 #                (mimalloc), those present, at one Fig. 7 point (N = 384, vector size 16,
@@ -277,7 +278,7 @@ for stage in "$@"; do
                         --backend cuda --mode optimal,naive,unified \
                         --json "$dir/corr-paper-$preset-$n-pageable-$r.json"
                     step "corr-paper-$preset-$n-pinned-$r" "$bin/memhc" run "$dir/$preset-$n.json" \
-                        --backend cuda --mode optimal --host-memory pinned \
+                        --backend cuda --mode optimal --host-memory pinned --prefetch 12 \
                         --json "$dir/corr-paper-$preset-$n-pinned-$r.json"
                 done
             done ;;
