@@ -97,6 +97,8 @@ def run_correlators(
     vector_size: int = 16,
     seed: int = 0,
     out: Optional[_PathLike] = None,
+    host_memory: Literal["pageable", "pinned"] = "pageable",
+    prefetch: Optional[int] = None,
 ) -> _Correlators: ...
 def plan_correlators(
     path: _PathLike,

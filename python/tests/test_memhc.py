@@ -175,6 +175,10 @@ def test_correlators_match_numpy(tmp_path):
                                 sharing=False, file_order=True), want)
     check(memhc.reference_correlators(path), want)
     assert memhc.plan_correlators(path, sharing=False)["contractions"] == 3
+    # The direct data path: node data in page-locked memory, copies issued ahead; evicting too.
+    check(memhc.run_correlators(path, host_memory="pinned", prefetch=6), want)
+    check(memhc.run_correlators(path, policy="belady", budget=plan["node_bytes"],
+                                host_memory="pinned", prefetch=1), want)
 
 
 def test_correlator_errors_are_one_line(tmp_path):
@@ -193,6 +197,10 @@ def test_correlator_errors_are_one_line(tmp_path):
         memhc.run_correlators(bad, backend="tpu")
     with pytest.raises(ValueError, match="unknown extension 'txt'"):
         memhc.run_correlators(path, out=tmp_path / "c.txt")
+    with pytest.raises(ValueError, match="prefetch"):
+        memhc.run_correlators(path, prefetch=0)
+    with pytest.raises(ValueError, match="unknown host memory 'locked'"):
+        memhc.run_correlators(path, host_memory="locked")
 
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -35,7 +35,8 @@ def main() -> None:
         assert message
     path = "examples/data/pion.corr.json"
     plan = memhc.plan_correlators(path, sharing=True, vector_size=8)
-    corr = memhc.run_correlators(path, backend="host", budget=None, file_order=False, seed=1)
+    corr = memhc.run_correlators(path, backend="host", budget=None, file_order=False, seed=1,
+                                 host_memory="pinned", prefetch=12)
     ref = memhc.reference_correlators(path)
     times, vals = corr["C_pi_pi"]
     first: int = int(times[0, 0])

@@ -165,7 +165,8 @@ impl CorrRun {
             memhc_corr::admit_run(&self.plan, budget as u64, host_device)?;
         }
         let (values, stats) = with_engine!(&mut engine, e => {
-            let values = memhc_corr::run(&self.plan, e, &mut |_| {})?;
+            let pinned = options.host_memory.is_pinned();
+            let values = memhc_corr::run_with(&self.plan, e, pinned, &mut |_| {})?;
             e.runtime_mut().synchronize()?;
             (values, e.runtime().stats())
         });
@@ -304,7 +305,7 @@ pub fn check_output_path(path: impl AsRef<Path>) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ErrorKind;
+    use crate::{ErrorKind, HostMemoryKind};
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     /// The example at the top of `docs/correlator-format.md`, whose value the page gives
@@ -394,16 +395,25 @@ mod tests {
                 assert!(report.contractions <= report.contractions_without_sharing);
                 assert_eq!(report.contractions_without_sharing, 1 + 2); // k - 2 per loop
                 assert!(report.flops > 0 && report.peak_bytes > 0);
+                let direct = [
+                    (HostMemoryKind::Pageable, None),
+                    (HostMemoryKind::Pinned, Some(6)),
+                ];
                 for (policy, budget) in [("lru", None), ("belady", Some(report.node_bytes))] {
-                    let mut o = Options::from_names(None, None, Some(policy), None)?;
-                    o.budget = budget.map(|b| b as usize);
-                    o.streams = 2;
-                    let got = run.run(&o)?;
-                    let err = got.max_relative_error(&reference);
-                    assert!(err <= 1e-12, "{sharing} {order:?} {policy}: {err:e}");
-                    assert!(run.verify(&got)? <= 1e-12);
-                    let stats = got.stats().map(|s| s.flops).unwrap_or(0);
-                    assert!(stats > 0);
+                    for (host_memory, prefetch) in direct {
+                        let mut o = Options::from_names(None, None, Some(policy), None)?
+                            .with_prefetch(prefetch)?;
+                        o.budget = budget.map(|b| b as usize);
+                        o.streams = 2;
+                        o.host_memory = host_memory;
+                        let got = run.run(&o)?;
+                        let err = got.max_relative_error(&reference);
+                        let what = format!("{sharing} {order:?} {policy} {host_memory}");
+                        assert!(err <= 1e-12, "{what}: {err:e}");
+                        assert!(run.verify(&got)? <= 1e-12);
+                        let stats = got.stats().map(|s| s.flops).unwrap_or(0);
+                        assert!(stats > 0);
+                    }
                 }
             }
         }

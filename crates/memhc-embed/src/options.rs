@@ -31,6 +31,11 @@ pub struct Options {
     /// Buffers from [`Session::alloc_host`](crate::Session::alloc_host) are the backend's
     /// host memory either way. Not with [`Mode::Unified`].
     pub host_memory: HostMemoryKind,
+    /// Prefetch: `None` (off), or a lookahead window in object uses (at least 1; a contraction
+    /// is three) within which the runtime issues copies ahead of their use, where it knows
+    /// the future (a correlator run, [`CorrRun::run`](crate::CorrRun::run)). With
+    /// [`HostMemoryKind::Pinned`], the fast data path on a GPU. Not with [`Mode::Unified`].
+    pub prefetch: Option<usize>,
 }
 
 impl Default for Options {
@@ -44,6 +49,7 @@ impl Default for Options {
             streams: 4,
             seed: 0,
             host_memory: HostMemoryKind::Pageable,
+            prefetch: None,
         }
     }
 }
@@ -63,6 +69,17 @@ impl Options {
         if let Some(name) = host_memory {
             self.host_memory = names::host_memory(name)?;
         }
+        Ok(self)
+    }
+
+    /// The same options with prefetch `window` (`None`: off; a window must be at least 1).
+    pub fn with_prefetch(mut self, window: Option<usize>) -> Result<Self> {
+        if window == Some(0) {
+            return Err(EmbedError::InvalidArgument(
+                "prefetch window 0: at least 1 object use, or none (off)".into(),
+            ));
+        }
+        self.prefetch = window;
         Ok(self)
     }
 
@@ -112,6 +129,11 @@ impl Options {
                     .into(),
             ));
         }
+        if self.prefetch.is_some() && self.mode == Mode::Unified {
+            return Err(EmbedError::InvalidArgument(
+                "prefetch does not apply to the unified mode (managed memory)".into(),
+            ));
+        }
         let mut c = Config::for_mode(self.mode)
             .with_policy(self.policy)
             .with_streams(self.streams)
@@ -119,6 +141,7 @@ impl Options {
         if self.host_memory.is_pinned() {
             c = c.with_direct_host(true);
         }
+        c = c.with_prefetch(self.prefetch);
         c.budget = self.budget;
         if self.backend == BackendChoice::Host {
             c.budget = Some(self.budget.unwrap_or(DEFAULT_HOST_BUDGET));
@@ -189,6 +212,32 @@ mod tests {
         let unified = Options {
             mode: Mode::Unified,
             host_memory: HostMemoryKind::Pinned,
+            ..Options::default()
+        };
+        assert_eq!(
+            unified.config().err().map(|e| e.kind()),
+            Some(ErrorKind::InvalidArgument)
+        );
+    }
+
+    #[test]
+    fn prefetch() {
+        let on = Options::default().with_prefetch(Some(12));
+        let config = on.as_ref().ok().and_then(|o| o.config().ok());
+        assert!(config.is_some_and(|c| c.prefetch.is_some()));
+        assert!(
+            Options::default()
+                .config()
+                .is_ok_and(|c| c.prefetch.is_none())
+        );
+        let zero = Options::default().with_prefetch(Some(0));
+        assert_eq!(
+            zero.err().map(|e| e.kind()),
+            Some(ErrorKind::InvalidArgument)
+        );
+        let unified = Options {
+            mode: Mode::Unified,
+            prefetch: Some(6),
             ..Options::default()
         };
         assert_eq!(

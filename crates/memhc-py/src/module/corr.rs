@@ -57,7 +57,7 @@ pub(super) fn default_vector_size(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> 
         .into_any())
 }
 
-/// run_correlators(path, backend="host", budget=None, policy="lru", mode="optimal", streams=4, sharing=True, *, file_order=False, vector_size=16, seed=0, out=None) -> dict[str, tuple[numpy.ndarray, numpy.ndarray]]
+/// run_correlators(path, backend="host", budget=None, policy="lru", mode="optimal", streams=4, sharing=True, *, file_order=False, vector_size=16, seed=0, out=None, host_memory="pageable", prefetch=None) -> dict[str, tuple[numpy.ndarray, numpy.ndarray]]
 ///
 /// Loads and plans a correlator file, runs it on a fresh runtime of the backend named, and
 /// returns the correlators.
@@ -78,6 +78,12 @@ pub(super) fn default_vector_size(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> 
 ///     out (str | os.PathLike | None): also write the correlators there: a path ending in
 ///         ``.json`` (``memhc-corr-values/1``) or ``.csv`` (``correlator,source,sink,re,im``).
 ///         Checked before the run.
+///     host_memory (str): where node data and results live on the host: ``"pageable"``
+///         (default) or ``"pinned"`` (the backend's page-locked memory: node data loaded
+///         straight into it, every copy one DMA). Not with mode ``"unified"``.
+///     prefetch (int | None): a lookahead window in object uses (at least 1; a contraction is
+///         three) within which copies are issued ahead of their use; None (default): off.
+///         With ``host_memory="pinned"`` and ``prefetch=12``, the fast data path on a GPU.
 ///
 /// Returns:
 ///     dict[str, tuple[numpy.ndarray, numpy.ndarray]]: ``{name: (times, values)}`` in the
@@ -93,9 +99,11 @@ pub(super) fn default_vector_size(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> 
 ///         contraction's working set; a device error.
 #[pyfunction]
 #[pyo3(signature = (path, backend="host", budget=None, policy="lru", mode="optimal", streams=None,
-    sharing=true, *, file_order=false, vector_size=None, seed=None, out=None),
+    sharing=true, *, file_order=false, vector_size=None, seed=None, out=None,
+    host_memory="pageable", prefetch=None),
     text_signature = "(path, backend='host', budget=None, policy='lru', mode='optimal', streams=4, \
-    sharing=True, *, file_order=False, vector_size=16, seed=0, out=None)")]
+    sharing=True, *, file_order=False, vector_size=16, seed=0, out=None, host_memory='pageable', \
+    prefetch=None)")]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn run_correlators<'py>(
     py: Python<'py>,
@@ -110,9 +118,18 @@ pub(super) fn run_correlators<'py>(
     vector_size: Option<&Bound<'py, PyAny>>,
     seed: Option<&Bound<'py, PyAny>>,
     out: Option<PathBuf>,
+    host_memory: &str,
+    prefetch: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     guard("run_correlators", || {
-        let o = options(backend, budget, policy, mode, streams, seed)?;
+        let window = prefetch
+            .filter(|p| !p.is_none())
+            .map(|p| count("prefetch", p, 1))
+            .transpose()?;
+        let o = options(backend, budget, policy, mode, streams, seed)?
+            .with_host_memory(Some(host_memory))
+            .and_then(|o| o.with_prefetch(window))
+            .map_err(err)?;
         let vs = default_vector_size(py)?;
         let vector_size = count("vector_size", vector_size.unwrap_or(&vs), 1)?;
         if let Some(out) = &out {
