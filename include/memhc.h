@@ -323,6 +323,11 @@ typedef struct memhc_config {
   // the result out there without a copy). Buffers from `memhc_host_alloc` are page-locked
   // either way. Not with the mode `"unified"`; null: `"pageable"`.
   const char *host_memory;
+  // Prefetch: 0 (off, the default), or a lookahead window in object uses (a contraction is
+  // three) within which copies are issued ahead of their use where the runtime knows the
+  // future (`memhc_corr_run`). With `host_memory` `"pinned"` and 12, the fast data path on
+  // a GPU. Not with the mode `"unified"`.
+  uint32_t prefetch;
 } memhc_config;
 
 // The correlators of one run (or of the reference), from `memhc_corr_run` or

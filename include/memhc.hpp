@@ -225,6 +225,13 @@ struct config {
   std::uint32_t streams = 0;
   /// Seed of the "random" policy.
   std::uint64_t seed = 0;
+  /// Where node data and results live on the host: "pageable" (default) or "pinned" (the
+  /// backend's page-locked memory: every copy one DMA). Not with the mode "unified".
+  std::string host_memory = "pageable";
+  /// Prefetch: 0 (off, default), or a lookahead window in object uses within which copies
+  /// are issued ahead of their use (correlator runs). With host_memory "pinned" and 12, the
+  /// fast data path on a GPU.
+  std::uint32_t prefetch = 0;
 
   /// The C configuration; its strings point into this object (valid while it lives unchanged).
   memhc_config c_config() const noexcept {
@@ -235,6 +242,8 @@ struct config {
     c.mode = mode.empty() ? nullptr : mode.c_str();
     if (streams != 0) c.streams = streams;
     c.seed = seed;
+    c.host_memory = host_memory.empty() ? nullptr : host_memory.c_str();
+    c.prefetch = prefetch;
     return c;
   }
 };

@@ -130,6 +130,11 @@ pub struct MemhcConfig {
     /// the result out there without a copy). Buffers from `memhc_host_alloc` are page-locked
     /// either way. Not with the mode `"unified"`; null: `"pageable"`.
     pub host_memory: *const std::ffi::c_char,
+    /// Prefetch: 0 (off, the default), or a lookahead window in object uses (a contraction is
+    /// three) within which copies are issued ahead of their use where the runtime knows the
+    /// future (`memhc_corr_run`). With `host_memory` `"pinned"` and 12, the fast data path on
+    /// a GPU. Not with the mode `"unified"`.
+    pub prefetch: u32,
 }
 
 /// A snapshot of a runtime's statistics (the metric names of memhc's reports).

@@ -204,6 +204,24 @@ fn the_example_file_runs_reads_and_verifies() {
     let s = unsafe { memhc_corr_run(plain, &cfg, &mut plain_r) };
     assert_eq!(s, S::Ok, "{}", last());
     assert!(compare(plain_r, reference) <= 1e-12);
+    // The direct data path: page-locked node data, copies issued ahead; the same values.
+    let pinned = CString::new("pinned").unwrap_or_default();
+    cfg.host_memory = pinned.as_ptr();
+    cfg.prefetch = 6;
+    let mut direct_r = MemhcCorrResults::default();
+    // SAFETY: as above.
+    let s = unsafe { memhc_corr_run(plain, &cfg, &mut direct_r) };
+    assert_eq!(s, S::Ok, "{}", last());
+    assert!(compare(direct_r, reference) <= 1e-12);
+    assert_eq!(memhc_corr_results_release(direct_r), S::Ok);
+    // Prefetch does not apply to managed memory.
+    let unified = CString::new("unified").unwrap_or_default();
+    cfg.mode = unified.as_ptr();
+    cfg.host_memory = std::ptr::null();
+    let mut refused = MemhcCorrResults::default();
+    // SAFETY: as above.
+    let s = unsafe { memhc_corr_run(plain, &cfg, &mut refused) };
+    assert_eq!(s, S::InvalidArgument, "{}", last());
     // Results outlive the file they came from.
     assert_eq!(memhc_corr_release(h), S::Ok);
     assert_eq!(read(r, 0).1.len(), 2);

@@ -20,6 +20,7 @@ pub extern "C" fn memhc_config_default() -> MemhcConfig {
         streams: 0,
         seed: 0,
         host_memory: std::ptr::null(),
+        prefetch: 0,
     }
 }
 
@@ -105,5 +106,6 @@ pub(super) fn config_options(config: *const MemhcConfig) -> Outcome<Options> {
         c.seed,
     )?
     .with_host_memory(string(c.host_memory, "config.host_memory")?)
+    .and_then(|o| o.with_prefetch((c.prefetch > 0).then_some(c.prefetch as usize)))
     .map_err(Into::into)
 }
