@@ -13,8 +13,19 @@
 # builds `memhc` (the correlator tool, package memhc-cli, with `cuda`) and memhc-synth-glibc, the
 # same source as memhc-synth with the system's allocator (`--no-default-features`), for the
 # compare stage; `GLIBC=0 scripts/gpu-build.sh` leaves that one out (one build less).
+#
+# A GPU record must come from a clean commit, so this refuses a tree with uncommitted changes
+# to tracked files (ALLOW_DIRTY=1 builds anyway, and the manifest says so). To keep working
+# while it builds, build in a worktree of the commit:
+#   git worktree add --detach ../gpu-tree HEAD && (cd ../gpu-tree && scripts/gpu-build.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if ! git diff --quiet HEAD && [ "${ALLOW_DIRTY:-0}" != 1 ]; then
+    echo "gpu-build: uncommitted changes to tracked files; a GPU record must come from a clean" \
+        "commit: commit them, build in a worktree of HEAD, or set ALLOW_DIRTY=1" >&2
+    exit 2
+fi
 
 out=gpu-bin
 rm -rf "$out"
