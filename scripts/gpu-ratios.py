@@ -7,7 +7,9 @@ Reads every <group>/<function>/new/{benchmark,estimates}.json under CRITERION_DI
 as markdown, for each group: each function's median time and rate (GFLOPS, from the group's
 throughput in flops), and its ratio to the group's baseline, which is measured in the same run:
 `zgemm-strided` for contraction groups (rate ratio: contraction / cuBLAS), `optimal` for fig7
-groups (speedup of optimal over each other mode: time ratio), `lru` for table groups; and the
+groups (speedup of optimal over each other mode: time ratio), `lru` for table groups, and for
+register groups each `registered-xK` against `staged-xK` (time ratio: below 1, registering
+pays at that size and count); and the
 ratio's range from the 95% confidence intervals of the two medians (criterion's). No
 third-party packages are needed.
 """
@@ -49,6 +51,21 @@ def main():
         funcs = groups[gid]
         base_name = BASELINES.get(gid.split("/")[0])
         base = funcs.get(base_name)
+        if gid.startswith("register"):
+            print(f"\n### {gid}\n")
+            print("| function | median | GB/s | time / staged-xK's | range (95% intervals) |")
+            print("|---|---|---|---|---|")
+            for name in sorted(funcs):
+                f = funcs[name]
+                rate = f["flops"] / f["median_s"] / 1e9 if f["flops"] else float("nan")
+                pair = funcs.get("staged-x" + name.split("-x")[-1])
+                if name.startswith("registered") and pair:
+                    ratio = f"{f['median_s'] / pair['median_s']:.3f}"
+                    span = f"{f['low_s'] / pair['high_s']:.3f}-{f['high_s'] / pair['low_s']:.3f}"
+                else:
+                    ratio = span = "-"
+                print(f"| {name} | {f['median_s'] * 1e3:.3f} ms | {rate:.1f} | {ratio} | {span} |")
+            continue
         print(f"\n### {gid}\n")
         print("| function | median | GFLOPS | ratio to " + (base_name or "-")
               + " | ratio range (95% intervals of both medians) |")

@@ -21,6 +21,8 @@
 #                racecheck and synccheck over the conformance binary
 #   limits       the card's zgemm rate and pinned copy bandwidth (scripts/gpu-limits.py, PyTorch)
 #   contraction  the meson contraction against one cublasZgemmStridedBatched (criterion)
+#   register     a pageable buffer (1, 8, 64 MiB) copied 1, 4, 16 times: staged against
+#                registered in place (criterion; the rule of GpuBackend::adopt_pageable)
 #   fig7 tables  the synthetic benches of MemHC Fig. 7 and Tables 1-3 (criterion; long)
 #   synth        memhc-synth at the Fig. 7 points of repeated rate (N = 384 and 192, vector
 #                size 16; $SYNTH_SIZES, default 384,192) and a Table 1 point ($SYNTH_VECTORS vectors, default 20;
@@ -209,7 +211,7 @@ for stage in "$@"; do
         verify) verify ;;
         sanitize) sanitize ;;
         limits) step limits python3 scripts/gpu-limits.py --json "$dir/limits.json" ;;
-        contraction|fig7|tables)
+        contraction|register|fig7|tables)
             MEMHC_BENCH_GROUPS=$stage step "bench-$stage" "$bin/bench-cuda" --bench "^$stage/" ;;
         synth)
             # The synthetic tool itself, at the Fig. 7 points and an oversubscribed Table 1 point.
@@ -324,7 +326,7 @@ for stage in "$@"; do
             table table1 --repeat 0.5 --oversub 0.5 --sweep vector-size=8,16,32,64
             table table2 --repeat 0.5 --vector-size 64 --sweep oversub=0.5,1,1.5
             table table3 --oversub 0.5 --vector-size 64 --sweep repeat=0.25,0.5,0.75,1 ;;
-        *) echo "gpu-run: unknown stage $stage (env check tests verify corr sanitize limits contraction fig7 tables synth profile cpu compare synth-vsize synth-tables datapath datapath-vsize profile-direct corr-paper all)" >&2; exit 2 ;;
+        *) echo "gpu-run: unknown stage $stage (env check tests verify corr sanitize limits contraction register fig7 tables synth profile cpu compare synth-vsize synth-tables datapath datapath-vsize profile-direct corr-paper all)" >&2; exit 2 ;;
     esac
 done
 if [ -d "$CRITERION_HOME" ]; then

@@ -21,10 +21,18 @@
 //!   rate 1/2, vector sizes 8-64; vector size 64 with oversubscription 0.5-1.5; vector size 64
 //!   with repeated rate 0.25-1). Evictions and misses per policy are printed once per point.
 //!
+//! * `register/bytes=<s>`: a caller's pageable buffer of `s` bytes copied to the device `k`
+//!   times (k = 1, 4, 16): staged through page-locked buffers (`staged-xk`, what the backend
+//!   does without registration) against registered in place first (`registered-xk`:
+//!   `cuMemHostRegister`, `k` DMAs, unregistering, all timed). Where registered beats staged
+//!   is the rule `GpuBackend::adopt_pageable` should follow (today's, from the model: at least
+//!   8 MiB and 9 copies; issue 29). Throughput is bytes copied: `Gelem/s` reads as GB/s.
+//!
 //! Throughput is in flops, so criterion's `Gelem/s` reads as GFLOPS. The synthetic groups time
 //! a run's own wall time (vectors, traces, results read back), not the generation of its
 //! inputs or the opening of the device. `MEMHC_BENCH_VECTORS` sets the vectors per synthetic
-//! run (default 20); `MEMHC_BENCH_GROUPS` (comma separated: `contraction`, `fig7`, `tables`)
+//! run (default 20); `MEMHC_BENCH_GROUPS` (comma separated: `contraction`, `register`, `fig7`,
+//! `tables`)
 //! limits which groups even prepare their inputs (criterion's filter only skips the timing).
 
 #![allow(missing_docs, clippy::expect_used, clippy::unwrap_used)]
@@ -183,6 +191,79 @@ fn contraction(c: &mut Criterion) {
     }
 }
 
+fn register(c: &mut Criterion) {
+    if !enabled("register") {
+        eprintln!("not selected by MEMHC_BENCH_GROUPS: register");
+        return;
+    }
+    // A backend that registers whatever it is offered, so that both ways can be timed at every
+    // size and count (the default rule would stage the small ones).
+    let always = memhc_cuda::RegisterRule {
+        min_bytes: 0,
+        min_copies: 0,
+    };
+    let options = memhc_cuda::GpuOptions {
+        register: always,
+        ..memhc_cuda::GpuOptions::default()
+    };
+    let b = match CudaBackend::with_options(options) {
+        Ok(b) => b,
+        Err(BackendError::Unavailable(reason)) => {
+            eprintln!("SKIPPED register: {reason}");
+            return;
+        }
+        Err(e) => panic!("register: the CUDA backend failed to open: {e}"),
+    };
+    let stream = b.create_stream().unwrap();
+    for mib in [1usize, 8, 64] {
+        let bytes = mib << 20;
+        let dst = b.alloc(bytes).unwrap();
+        // Caller memory for registration: pageable, fresh per iteration, touched, not zeros.
+        let filled = || -> Vec<u64> {
+            (0..bytes / 8)
+                .map(|i| (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+                .collect()
+        };
+        // The staged copies read a complex vector of the same bytes (what callers hold).
+        let pageable: Vec<num_complex::Complex64> = (0..bytes / 16)
+            .map(|i| num_complex::Complex64::new(i as f64, -(i as f64)))
+            .collect();
+        let mut group = c.benchmark_group(format!("register/bytes={bytes}"));
+        group.sample_size(10);
+        group.warm_up_time(Duration::from_millis(500));
+        group.measurement_time(Duration::from_secs(2));
+        for copies in [1usize, 4, 16] {
+            group.throughput(Throughput::Elements((bytes * copies) as u64));
+            group.bench_function(format!("staged-x{copies}"), |bench| {
+                bench.iter(|| {
+                    for _ in 0..copies {
+                        b.copy_h2d(&stream, as_bytes(&pageable), &dst, 0).unwrap();
+                    }
+                    b.stream_synchronize(&stream).unwrap();
+                })
+            });
+            group.bench_function(format!("registered-x{copies}"), |bench| {
+                bench.iter_batched(
+                    filled,
+                    |memory| {
+                        let host = b
+                            .adopt_host(memory, copies)
+                            .unwrap_or_else(|_| panic!("{bytes} bytes were not registered"));
+                        for _ in 0..copies {
+                            b.copy_h2d_async(&stream, &host, 0, &dst, 0, bytes).unwrap();
+                        }
+                        b.stream_synchronize(&stream).unwrap();
+                        drop(host);
+                    },
+                    criterion::BatchSize::PerIteration,
+                )
+            });
+        }
+        group.finish();
+        b.free(dst).unwrap();
+    }
+}
+
 fn vectors() -> usize {
     std::env::var("MEMHC_BENCH_VECTORS")
         .ok()
@@ -328,5 +409,5 @@ fn tables(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, contraction, fig7, tables);
+criterion_group!(benches, contraction, register, fig7, tables);
 criterion_main!(benches);
