@@ -54,9 +54,7 @@ impl<B: Backend> FreePool<B> {
 
     /// A block of at least `bytes` and at most `limit` bytes among those `eligible` allows
     /// (those that have rested long enough), if one is pooled: the smallest such size, and of
-    /// that size the most recently released (its memory is the likeliest to be warm), or with
-    /// `oldest` the first released (its last uses, a launch or a copy back queued long ago, are
-    /// the likeliest to be over: what blocks that rest want, [`Config::reuse_delay`](crate::Config::reuse_delay)).
+    /// that size the most recently released (its memory is the likeliest to be warm).
     /// `limit == bytes` asks for the exact size. The choice depends on the order of releases
     /// only, never on the device's progress, so that a run's counts are the same on every
     /// backend (in an arena, which block is reused shapes the fragmentation to come).
@@ -65,22 +63,17 @@ impl<B: Backend> FreePool<B> {
         bytes: usize,
         limit: usize,
         eligible: impl Fn(&Pooled<B>) -> bool,
-        oldest: bool,
     ) -> Option<Pooled<B>> {
-        let find = |list: &Vec<Pooled<B>>| match oldest {
-            true => list.iter().position(&eligible),
-            false => list.iter().rposition(&eligible),
-        };
         let (size, list, at) = if limit <= bytes {
             // The exact size (no reuse tolerance): one lookup, no range walk.
             let list = self.by_size.get_mut(&bytes)?;
-            let at = find(list)?;
+            let at = list.iter().rposition(&eligible)?;
             (bytes, list, at)
         } else {
             self.by_size
                 .range_mut(bytes..=limit)
                 .find_map(|(&size, list)| {
-                    let at = find(list)?;
+                    let at = list.iter().rposition(&eligible)?;
                     Some((size, list, at))
                 })?
         };

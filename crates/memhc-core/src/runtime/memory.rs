@@ -121,10 +121,7 @@ impl<B: Backend> Runtime<B> {
         limit: usize,
         eligible: impl Fn(&Pooled<B>) -> bool,
     ) -> Option<(Block<B>, Hazards<B>)> {
-        // Blocks that rest (the direct path) go first in, first out: the newest released
-        // block's copy back is the likeliest still queued behind the others.
-        let oldest = self.config.reuse_delay > 0;
-        let p = self.space.pool.take(bytes, limit, eligible, oldest)?;
+        let p = self.space.pool.take(bytes, limit, eligible)?;
         self.events
             .block(EventKind::PoolReuse, p.block.bytes(), p.block.id());
         self.counters.pool_reuses += 1;
