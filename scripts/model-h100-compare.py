@@ -175,11 +175,10 @@ def timeline_stats(path):
             if k != kind or b <= a or not n:
                 continue
             f = overlap(a, b, merged[other]) / (b - a)
-            rate = n / (b - a) / 1e3  # bytes per µs / 1e3 = GB/s
             if f < 0.05:
-                alone.append(rate)
+                alone.append((n, b - a))
             elif f > 0.95:
-                both.append(rate)
+                both.append((n, b - a))
         stats[kind + "_rates"] = (alone, both)
     return stats
 
@@ -206,13 +205,17 @@ def timelines(pairs):
                   f"{b['share']:.3f} | {a['first'] / 1e3:.2f} / {b['first'] / 1e3:.2f} | "
                   f"{a['last'] / 1e3:.2f} / {b['last'] / 1e3:.2f} |")
         print()
-        print("| copies | other direction | spans H100 / model | median GB/s H100 / model |")
-        print("|---|---|---|---|")
+        print("| copies | other direction | spans H100 / model | median µs H100 / model "
+              "| median GB/s H100 / model |")
+        print("|---|---|---|---|---|")
         for kind in ("h2d", "d2h"):
             for i, what in enumerate(("idle (< 5% overlap)", "busy (> 95% overlap)")):
                 a, b = g[kind + "_rates"][i], m[kind + "_rates"][i]
-                med = lambda v: f"{statistics.median(v):.1f}" if v else "-"
-                print(f"| {kind} | {what} | {len(a)} / {len(b)} | {med(a)} / {med(b)} |")
+                dur = lambda v: f"{statistics.median(d for _, d in v):.1f}" if v else "-"
+                rate = lambda v: (f"{statistics.median(n / d / 1e3 for n, d in v):.1f}"
+                                  if v else "-")
+                print(f"| {kind} | {what} | {len(a)} / {len(b)} | {dur(a)} / {dur(b)} | "
+                      f"{rate(a)} / {rate(b)} |")
         print()
 
 

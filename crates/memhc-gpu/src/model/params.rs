@@ -63,22 +63,28 @@ pub struct ModelParams {
     /// Fixed device time of each copy (DMA set-up). Default: 2 µs (assumed).
     pub copy_latency_s: f64,
     /// The share of [`ModelParams::h2d_bandwidth`] (the bus, the floor's rate) one of memhc's
-    /// host-to-device copies reaches while no device-to-host copy runs. Default: 0.873 (48.0
-    /// GB/s): the median rate of the 38 uploads of 36 MiB (one DMA each, from the pinned pool)
-    /// that overlap no read-back in the H100's direct-path timeline
-    /// `docs/results/2026-11-28-h100/2026-11-28T014224Z-datapath-cpu-profile-direct/timeline-direct-fig7.json.gz`
-    /// (`scripts/model-h100-compare.py`; the Table 1 timeline gives 47.6 GB/s over 87).
+    /// host-to-device copies reaches while no device-to-host copy runs, on top of
+    /// [`ModelParams::copy_latency_s`] per copy call. Default: 0.910, from the 38 uploads of a
+    /// 36 MiB tiled node (16 two-dimensional copies, one per spin component, from the pinned
+    /// pool) that overlap no read-back in the H100's direct-path timeline
+    /// `docs/results/2026-11-28-h100/2026-11-28T014224Z-datapath-cpu-profile-direct/timeline-direct-fig7.json.gz`:
+    /// median 786.4 µs (48.0 GB/s), less 16 calls' latency (32 µs), is 37.7 MB at 50.0 GB/s
+    /// (`scripts/model-h100-compare.py` prints the medians; the Table 1 timeline gives 793.1 µs
+    /// over 87).
     pub h2d_copy_share: f64,
-    /// The same for device-to-host copies. Default: 0.947 (52.1 GB/s, the median of the 5
-    /// read-backs of 36 MiB that overlap no upload in the same timeline; Table 1: 52.6 over 4).
+    /// The same for device-to-host copies. Default: 0.992, from the 5 read-backs of 36 MiB
+    /// that overlap no upload in the same timeline (median 724.0 µs, 52.1 GB/s; Table 1: 717.2
+    /// µs over 4).
     pub d2h_copy_share: f64,
     /// The share of [`ModelParams::h2d_bandwidth`] a host-to-device copy reaches while a
     /// device-to-host copy runs (the bus is full duplex, but not at twice the rate). Default:
-    /// 0.776 (42.7 GB/s: the median of the 56 uploads that overlap a read-back for more than
-    /// 95% of their time in the same timeline; Table 1: 41.8 over 109).
+    /// 0.805, from the 56 uploads that overlap a read-back for more than 95% of their time in
+    /// the same timeline (median 884.5 µs, 42.7 GB/s; Table 1: 903.1 µs over 109), the 16
+    /// calls' latency taken off as above.
     pub h2d_duplex_share: f64,
-    /// The same for a device-to-host copy while a host-to-device copy runs. Default: 0.795
-    /// (43.7 GB/s, the median of 86 read-backs in the same timeline; Table 1: 43.5 over 162).
+    /// The same for a device-to-host copy while a host-to-device copy runs. Default: 0.825
+    /// (the median of 86 read-backs in the same timeline, 864.2 µs, 43.7 GB/s; Table 1: 868.7
+    /// µs over 162).
     pub d2h_duplex_share: f64,
     /// Time from the host's enqueue of a copy or kernel to the earliest moment the device can
     /// start it. Default: 4 µs (assumed; CUDA's launch latency is a few µs).
@@ -170,10 +176,10 @@ impl ModelParams {
             h2d_bandwidth: 55.0 * GB,
             d2h_bandwidth: 55.0 * GB,
             copy_latency_s: 2e-6,
-            h2d_copy_share: 0.873,
-            d2h_copy_share: 0.947,
-            h2d_duplex_share: 0.776,
-            d2h_duplex_share: 0.795,
+            h2d_copy_share: 0.910,
+            d2h_copy_share: 0.992,
+            h2d_duplex_share: 0.805,
+            d2h_duplex_share: 0.825,
             launch_latency_s: 4e-6,
             host_call_s: 2e-6,
             parallel_copy_min: crate::pieces::PARALLEL_MIN,
@@ -384,7 +390,7 @@ impl ModelParams {
     /// staging overlaps their DMAs), a registered one the DMA, so registration pays once the
     /// copies' savings exceed it. The break-even behind [`RegisterRule`](crate::RegisterRule)'s
     /// default: 9 at the H100 defaults from 8 MiB on (3 GB/s registration against staging at
-    /// 16.8 GB/s, a copy at 48 GB/s: the bus's 55 at [`ModelParams::h2d_copy_share`]). `usize::MAX` if staging is never slower than the DMA.
+    /// 16.8 GB/s, a copy at 50 GB/s: the bus's 55 at [`ModelParams::h2d_copy_share`]). `usize::MAX` if staging is never slower than the DMA.
     pub fn register_break_even(&self, bytes: usize) -> usize {
         let dma = self.copy_latency_s + bytes as f64 / (self.h2d_bandwidth * self.h2d_copy_share);
         let saving = self.staging_s(bytes, true).max(dma) - dma;
