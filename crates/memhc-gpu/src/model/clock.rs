@@ -63,6 +63,74 @@ impl Lane {
         start
     }
 
+    /// The first moment from `time` on at which the engine is not busy.
+    fn next_free(&self, time: f64) -> f64 {
+        let mut t = time;
+        for &(s, e) in &self.busy {
+            if s > t {
+                break;
+            }
+            if e > t {
+                t = e;
+            }
+        }
+        t
+    }
+
+    /// Whether the engine is free over `[start, start + duration)`; if not, `Err` with the
+    /// end of the first interval in the way.
+    fn fits(&self, start: f64, duration: f64) -> Result<(), f64> {
+        let end = start + duration;
+        match self
+            .busy
+            .iter()
+            .find(|&&(s, e)| e > start && s < end && duration > 0.0)
+        {
+            Some(&(_, e)) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Marks `[start, start + duration)` busy (it must be free).
+    fn insert(&mut self, start: f64, duration: f64) {
+        if duration > 0.0 {
+            let at = self.busy.partition_point(|&(s, _)| s < start);
+            self.busy.insert(at, (start, start + duration));
+        }
+    }
+
+    /// The time within `[start, end)` during which the engine is busy.
+    fn overlap(&self, start: f64, end: f64) -> f64 {
+        self.busy
+            .iter()
+            .filter(|&&(s, e)| e > start && s < end)
+            .map(|&(s, e)| e.min(end) - s.max(start))
+            .sum()
+    }
+
+    /// How long moving `bytes` from `start` on takes at `alone` bytes per second while this
+    /// engine is idle and at `duplex` while it is busy.
+    fn transfer_s(&self, start: f64, bytes: f64, alone: f64, duplex: f64) -> f64 {
+        let (mut t, mut left) = (start, bytes);
+        for &(s, e) in self.busy.iter().filter(|&&(_, e)| e > start) {
+            if s > t {
+                let free = (s - t) * alone;
+                if left <= free {
+                    return t + left / alone - start;
+                }
+                left -= free;
+                t = s;
+            }
+            let busy = (e - t) * duplex;
+            if left <= busy {
+                return t + left / duplex - start;
+            }
+            left -= busy;
+            t = e;
+        }
+        t + left / alone - start
+    }
+
     /// Forgets the intervals that end by `time` (no new work can start before the host's
     /// clock, so they no longer matter).
     fn prune(&mut self, time: f64) {
@@ -127,6 +195,9 @@ pub struct Clocks {
     streams: Vec<f64>,
     lanes: [Lane; 3],
     report: ModelReport,
+    /// Per copy engine (host-to-device, device-to-host): time its copies still owe for having
+    /// shared the bus with copies the other way placed after them, added to its next copy.
+    debt: [f64; 2],
     /// The host's clock at the last [`Clocks::synchronize`], unless work was enqueued since.
     synced: Option<f64>,
 }
@@ -140,6 +211,7 @@ impl Clocks {
             streams: Vec::new(),
             lanes: Default::default(),
             report: ModelReport::default(),
+            debt: [0.0; 2],
             synced: None,
         }
     }
@@ -224,22 +296,72 @@ impl Clocks {
     }
 
     /// A copy of `bytes` in direction `engine` ([`Engine::H2D`] or [`Engine::D2H`]) on
-    /// `stream`: the copy latency plus the bytes at the engine's bandwidth.
+    /// `stream`: the copy latency plus the bytes at the share of the bus's bandwidth one copy
+    /// reaches ([`ModelParams::h2d_copy_share`], [`ModelParams::d2h_copy_share`]), and at the
+    /// duplex share while the other direction's engine is busy
+    /// ([`ModelParams::h2d_duplex_share`], [`ModelParams::d2h_duplex_share`]). The copies of
+    /// the other direction it overlaps were placed at their own rate; what they lose to this
+    /// one is added to the other engine's next copy (the engine's throughput is right, the
+    /// end of that earlier copy is not moved). The floor counts the bytes at the bus's full
+    /// bandwidth.
     pub fn copy(&mut self, stream: usize, engine: Engine, bytes: usize) -> (f64, f64) {
-        let (bandwidth, floor) = match engine {
+        let p = &self.params;
+        let (bus, share, duplex, other, other_share, other_duplex) = match engine {
             Engine::D2H => {
                 self.report.d2h_bytes += bytes as u64;
-                (self.params.d2h_bandwidth, &mut self.report.d2h_floor_s)
+                self.report.d2h_floor_s += bytes as f64 / p.d2h_bandwidth;
+                (
+                    p.d2h_bandwidth,
+                    p.d2h_copy_share,
+                    p.d2h_duplex_share,
+                    Engine::H2D,
+                    p.h2d_copy_share,
+                    p.h2d_duplex_share,
+                )
             }
             _ => {
                 self.report.h2d_bytes += bytes as u64;
-                (self.params.h2d_bandwidth, &mut self.report.h2d_floor_s)
+                self.report.h2d_floor_s += bytes as f64 / p.h2d_bandwidth;
+                (
+                    p.h2d_bandwidth,
+                    p.h2d_copy_share,
+                    p.h2d_duplex_share,
+                    Engine::D2H,
+                    p.d2h_copy_share,
+                    p.d2h_duplex_share,
+                )
             }
         };
-        let transfer = bytes as f64 / bandwidth;
-        *floor += transfer;
-        let duration = self.params.copy_latency_s + transfer;
-        self.enqueue(stream, engine, duration)
+        let latency = p.copy_latency_s;
+        self.call();
+        self.synced = None;
+        let ready = self
+            .stream(stream)
+            .max(self.host + self.params.launch_latency_s);
+        let (me, them) = (engine.index(), other.index());
+        let debt = std::mem::take(&mut self.debt[me]);
+        self.lanes[me].prune(self.host);
+        let (alone, shared) = (bus * share, bus * duplex);
+        let mut start = ready;
+        let duration = loop {
+            start = self.lanes[me].next_free(start);
+            let fixed = latency + debt;
+            let d = fixed + self.lanes[them].transfer_s(start + fixed, bytes as f64, alone, shared);
+            match self.lanes[me].fits(start, d) {
+                Ok(()) => break d,
+                Err(after) => start = after,
+            }
+        };
+        self.lanes[me].insert(start, duration);
+        let end = start + duration;
+        let overlapped = self.lanes[them].overlap(start, end);
+        self.debt[them] += overlapped * (other_share / other_duplex - 1.0);
+        *self.stream_mut(stream) = end;
+        match engine {
+            Engine::D2H => self.report.d2h_busy_s += duration,
+            _ => self.report.h2d_busy_s += duration,
+        }
+        (start, end)
     }
 
     /// A BLAS call of `count` products of `m x n x k` on `stream`.
@@ -352,10 +474,15 @@ mod tests {
                 n: 1.0,
                 tflops: 1.0,
             }],
+            gemm_one_rates: Vec::new(),
             gemm_call_s: 0.0,
             h2d_bandwidth: 1e9,
             d2h_bandwidth: 1e9,
             copy_latency_s: 0.0,
+            h2d_copy_share: 1.0,
+            d2h_copy_share: 1.0,
+            h2d_duplex_share: 1.0,
+            d2h_duplex_share: 1.0,
             launch_latency_s: 0.0,
             host_call_s: 0.0,
             ..ModelParams::h100()
@@ -370,6 +497,7 @@ mod tests {
     fn a_copy_takes_latency_plus_bytes_over_bandwidth() {
         let p = ModelParams {
             copy_latency_s: 3e-6,
+            h2d_copy_share: 1.0,
             launch_latency_s: 0.0,
             host_call_s: 0.0,
             ..ModelParams::h100()
@@ -398,6 +526,41 @@ mod tests {
         assert!(close(second_up.1, 2e-3));
         c.synchronize();
         assert!(close(c.report().makespan_s, 2e-3));
+    }
+
+    #[test]
+    fn copies_both_ways_share_the_bus() {
+        // Alone at 1 GB/s, at 0.5 GB/s while the other direction copies.
+        let p = ModelParams {
+            h2d_duplex_share: 0.5,
+            d2h_duplex_share: 0.5,
+            ..plain()
+        };
+        let mut c = Clocks::new(p);
+        let (a, b) = (c.new_stream(), c.new_stream());
+        let up = c.copy(a, Engine::H2D, 1_000_000);
+        assert!(close(up.1, 1e-3), "{up:?}");
+        // Half its bytes beside the upload (1 ms), the other half alone.
+        let down = c.copy(b, Engine::D2H, 1_000_000);
+        assert!(close(down.0, 0.0) && close(down.1, 1.5e-3), "{down:?}");
+        // The upload lost 1 ms to the read-back: its engine's next copy pays it.
+        let next = c.copy(a, Engine::H2D, 1_000_000);
+        assert!(close(next.0, 1e-3) && close(next.1, 3e-3), "{next:?}");
+        // The floor is the bytes at the bus's whole bandwidth.
+        assert!(close(c.report().h2d_floor_s, 2e-3));
+    }
+
+    #[test]
+    fn a_copy_reaches_its_share_of_the_bus() {
+        let p = ModelParams {
+            h2d_copy_share: 0.5,
+            ..plain()
+        };
+        let mut c = Clocks::new(p);
+        let s = c.new_stream();
+        let up = c.copy(s, Engine::H2D, 1_000_000);
+        assert!(close(up.1, 2e-3), "{up:?}");
+        assert!(close(c.report().h2d_floor_s, 1e-3));
     }
 
     #[test]

@@ -34,6 +34,18 @@ pub struct ModelParams {
     /// for 64 batched products at N = 128 / 192 / 256 / 384, 51.7 at 8192^3
     /// (`2026-11-26-h100.md`, section d).
     pub gemm_rates: Vec<GemmRate>,
+    /// ZGEMM rate of calls of one product (`count == 1`), by `N = cbrt(m n k)` as
+    /// [`ModelParams::gemm_rates`]; empty: those calls use [`ModelParams::gemm_rates`] too. A
+    /// tiled meson contraction is one product of order `4N` (issue 30), which runs faster than
+    /// the batched table at the same flops says. Default: 27.2 / 40.9 / 49.5 TFLOPS at order
+    /// 512 / 768 / 1024 (`N` = 128 / 192 / 256: the contraction bench's `zgemm-one` medians,
+    /// `docs/results/2026-11-28-h100/2026-11-28T013842Z-check-limits-contraction/criterion/`,
+    /// one call and a stream synchronisation per iteration); 54.6 at 1536 (`N` = 384: the
+    /// median of the 128 GEMM spans, 530.5 µs for 2.90e10 flops, of the direct path's timeline
+    /// `2026-11-28T014224Z-datapath-cpu-profile-direct/timeline-direct-fig7.json.gz`, where the
+    /// same bench gives 47.5: its synchronisation is in its time); 53.1 at 8192 (`limits.json`
+    /// of the same session, `square N=8192`).
+    pub gemm_one_rates: Vec<GemmRate>,
     /// Fixed device time of each BLAS call, on top of its flops at the table's rate. Default:
     /// 5 µs. The layered meson contraction (4 calls) took 20-30 µs more than one strided call
     /// of the same 64 products (`2026-11-26-h100.md`, section a: 0.646 against 0.626 ms at
@@ -50,6 +62,30 @@ pub struct ModelParams {
     pub d2h_bandwidth: f64,
     /// Fixed device time of each copy (DMA set-up). Default: 2 µs (assumed).
     pub copy_latency_s: f64,
+    /// The share of [`ModelParams::h2d_bandwidth`] (the bus, the floor's rate) one of memhc's
+    /// host-to-device copies reaches while no device-to-host copy runs, on top of
+    /// [`ModelParams::copy_latency_s`] per copy call. Default: 0.910, from the 38 uploads of a
+    /// 36 MiB tiled node (16 two-dimensional copies, one per spin component, from the pinned
+    /// pool) that overlap no read-back in the H100's direct-path timeline
+    /// `docs/results/2026-11-28-h100/2026-11-28T014224Z-datapath-cpu-profile-direct/timeline-direct-fig7.json.gz`:
+    /// median 786.4 µs (48.0 GB/s), less 16 calls' latency (32 µs), is 37.7 MB at 50.0 GB/s
+    /// (`scripts/model-h100-compare.py` prints the medians; the Table 1 timeline gives 793.1 µs
+    /// over 87).
+    pub h2d_copy_share: f64,
+    /// The same for device-to-host copies. Default: 0.992, from the 5 read-backs of 36 MiB
+    /// that overlap no upload in the same timeline (median 724.0 µs, 52.1 GB/s; Table 1: 717.2
+    /// µs over 4).
+    pub d2h_copy_share: f64,
+    /// The share of [`ModelParams::h2d_bandwidth`] a host-to-device copy reaches while a
+    /// device-to-host copy runs (the bus is full duplex, but not at twice the rate). Default:
+    /// 0.805, from the 56 uploads that overlap a read-back for more than 95% of their time in
+    /// the same timeline (median 884.5 µs, 42.7 GB/s; Table 1: 903.1 µs over 109), the 16
+    /// calls' latency taken off as above.
+    pub h2d_duplex_share: f64,
+    /// The same for a device-to-host copy while a host-to-device copy runs. Default: 0.825
+    /// (the median of 86 read-backs in the same timeline, 864.2 µs, 43.7 GB/s; Table 1: 868.7
+    /// µs over 162).
+    pub d2h_duplex_share: f64,
     /// Time from the host's enqueue of a copy or kernel to the earliest moment the device can
     /// start it. Default: 4 µs (assumed; CUDA's launch latency is a few µs).
     pub launch_latency_s: f64,
@@ -128,11 +164,22 @@ impl ModelParams {
                 rate(384.0, 46.4),
                 rate(8192.0, 51.7),
             ],
+            gemm_one_rates: vec![
+                rate(512.0, 27.2),
+                rate(768.0, 40.9),
+                rate(1024.0, 49.5),
+                rate(1536.0, 54.6),
+                rate(8192.0, 53.1),
+            ],
             gemm_call_s: 5e-6,
             device_bandwidth: 2960.0 * GB,
             h2d_bandwidth: 55.0 * GB,
             d2h_bandwidth: 55.0 * GB,
             copy_latency_s: 2e-6,
+            h2d_copy_share: 0.910,
+            d2h_copy_share: 0.992,
+            h2d_duplex_share: 0.805,
+            d2h_duplex_share: 0.825,
             launch_latency_s: 4e-6,
             host_call_s: 2e-6,
             parallel_copy_min: crate::pieces::PARALLEL_MIN,
@@ -181,13 +228,23 @@ impl ModelParams {
                 return Err(bad(what, v));
             }
         }
+        for (what, v) in [
+            ("h2d_copy_share", self.h2d_copy_share),
+            ("d2h_copy_share", self.d2h_copy_share),
+            ("h2d_duplex_share", self.h2d_duplex_share),
+            ("d2h_duplex_share", self.d2h_duplex_share),
+        ] {
+            if !(v.is_finite() && v > 0.0 && v <= 1.0) {
+                return Err(bad(what, v));
+            }
+        }
         if self.gemm_rates.is_empty() {
             return Err(BackendError::invalid(
                 BackendOp::Alloc,
                 "model parameter gemm_rates is empty",
             ));
         }
-        for r in &self.gemm_rates {
+        for r in self.gemm_rates.iter().chain(&self.gemm_one_rates) {
             if !(r.n.is_finite() && r.n > 0.0 && r.tflops.is_finite() && r.tflops > 0.0) {
                 return Err(BackendError::invalid(
                     BackendOp::Alloc,
@@ -195,11 +252,16 @@ impl ModelParams {
                 ));
             }
         }
-        if self.gemm_rates.windows(2).any(|w| w[0].n >= w[1].n) {
-            return Err(BackendError::invalid(
-                BackendOp::Alloc,
-                "model parameter gemm_rates is not sorted by N",
-            ));
+        for (what, table) in [
+            ("gemm_rates", &self.gemm_rates),
+            ("gemm_one_rates", &self.gemm_one_rates),
+        ] {
+            if table.windows(2).any(|w| w[0].n >= w[1].n) {
+                return Err(BackendError::invalid(
+                    BackendOp::Alloc,
+                    format!("model parameter {what} is not sorted by N"),
+                ));
+            }
         }
         Ok(())
     }
@@ -220,7 +282,8 @@ impl ModelParams {
 
     /// These parameters with some changed by `settings`: `name=value` pairs separated by commas,
     /// the names those of the fields (times in seconds, rates in bytes or flops per second,
-    /// `free_synchronizes` true or false, `gemm_rates` as `N:TFLOPS` pairs separated by `/`),
+    /// `free_synchronizes` true or false, `gemm_rates` and `gemm_one_rates` as `N:TFLOPS` pairs
+    /// separated by `/`, `gemm_one_rates=` empty for none),
     /// e.g. `h2d_bandwidth=25e9,pin_rate=1e10,gemm_rates=128:16.1/384:46.4`. The result is
     /// checked ([`ModelParams::validate`]); an unknown name or a value that does not parse is an
     /// [`BackendError::InvalidArgument`] naming it. An empty string changes nothing.
@@ -258,9 +321,9 @@ impl ModelParams {
                         ))
                     })?
                 }
-                "gemm_rates" => {
+                "gemm_rates" | "gemm_one_rates" => {
                     let mut rates = Vec::new();
-                    for pair in value.split('/') {
+                    for pair in value.split('/').filter(|p| !p.trim().is_empty()) {
                         let parsed = pair.split_once(':').and_then(|(n, t)| {
                             Some(GemmRate {
                                 n: n.trim().parse().ok()?,
@@ -268,18 +331,24 @@ impl ModelParams {
                             })
                         });
                         rates.push(parsed.ok_or_else(|| {
-                            invalid(format!(
-                                "model setting gemm_rates: `{pair}` is not N:TFLOPS"
-                            ))
+                            invalid(format!("model setting {name}: `{pair}` is not N:TFLOPS"))
                         })?);
                     }
-                    self.gemm_rates = rates;
+                    if name == "gemm_rates" {
+                        self.gemm_rates = rates;
+                    } else {
+                        self.gemm_one_rates = rates;
+                    }
                 }
                 "gemm_call_s" => self.gemm_call_s = number()?,
                 "device_bandwidth" => self.device_bandwidth = number()?,
                 "h2d_bandwidth" => self.h2d_bandwidth = number()?,
                 "d2h_bandwidth" => self.d2h_bandwidth = number()?,
                 "copy_latency_s" => self.copy_latency_s = number()?,
+                "h2d_copy_share" => self.h2d_copy_share = number()?,
+                "d2h_copy_share" => self.d2h_copy_share = number()?,
+                "h2d_duplex_share" => self.h2d_duplex_share = number()?,
+                "d2h_duplex_share" => self.d2h_duplex_share = number()?,
                 "launch_latency_s" => self.launch_latency_s = number()?,
                 "host_call_s" => self.host_call_s = number()?,
                 "staging_write_rate" => self.staging_write_rate = number()?,
@@ -321,9 +390,9 @@ impl ModelParams {
     /// staging overlaps their DMAs), a registered one the DMA, so registration pays once the
     /// copies' savings exceed it. The break-even behind [`RegisterRule`](crate::RegisterRule)'s
     /// default: 9 at the H100 defaults from 8 MiB on (3 GB/s registration against staging at
-    /// 16.8 GB/s over a 55 GB/s bus). `usize::MAX` if staging is never slower than the DMA.
+    /// 16.8 GB/s, a copy at 50 GB/s: the bus's 55 at [`ModelParams::h2d_copy_share`]). `usize::MAX` if staging is never slower than the DMA.
     pub fn register_break_even(&self, bytes: usize) -> usize {
-        let dma = self.copy_latency_s + bytes as f64 / self.h2d_bandwidth;
+        let dma = self.copy_latency_s + bytes as f64 / (self.h2d_bandwidth * self.h2d_copy_share);
         let saving = self.staging_s(bytes, true).max(dma) - dma;
         if saving <= 0.0 {
             return usize::MAX;
@@ -336,10 +405,24 @@ impl ModelParams {
         }
     }
 
-    /// The GEMM rate, in flops per second, of products of `m x n x k` ([`ModelParams::gemm_rates`]).
+    /// The GEMM rate, in flops per second, of batched products of `m x n x k`
+    /// ([`ModelParams::gemm_rates`]).
     pub fn gemm_rate(&self, m: usize, n: usize, k: usize) -> f64 {
+        Self::rate_in(&self.gemm_rates, m, n, k)
+    }
+
+    /// The GEMM rate, in flops per second, of a call of `count` products of `m x n x k`:
+    /// [`ModelParams::gemm_one_rates`] for one product (if that table is not empty), else
+    /// [`ModelParams::gemm_rate`].
+    pub fn gemm_call_rate(&self, m: usize, n: usize, k: usize, count: usize) -> f64 {
+        match count == 1 && !self.gemm_one_rates.is_empty() {
+            true => Self::rate_in(&self.gemm_one_rates, m, n, k),
+            false => self.gemm_rate(m, n, k),
+        }
+    }
+
+    fn rate_in(table: &[GemmRate], m: usize, n: usize, k: usize) -> f64 {
         let size = (m as f64 * n as f64 * k as f64).cbrt();
-        let table = &self.gemm_rates;
         let tflops = match (table.first(), table.last()) {
             (Some(first), _) if size <= first.n => first.tflops * size / first.n,
             (_, Some(last)) if size >= last.n => last.tflops,
@@ -357,7 +440,7 @@ impl ModelParams {
         let flops = 8.0 * m as f64 * n as f64 * k as f64 * count as f64;
         match flops {
             0.0 => self.gemm_call_s,
-            f => self.gemm_call_s + f / self.gemm_rate(m, n, k),
+            f => self.gemm_call_s + f / self.gemm_call_rate(m, n, k, count),
         }
     }
 }
@@ -383,6 +466,32 @@ mod tests {
         let r = p.gemm_rate(128, 128, 8192);
         let t = (512.0 - 384.0) / (8192.0 - 384.0);
         assert!(close(r, (46.4 + t * (51.7 - 46.4)) * 1e12));
+    }
+
+    #[test]
+    fn one_product_per_call_runs_at_the_one_product_rates() {
+        let p = ModelParams::h100();
+        // A tiled meson contraction at N = 384: one product of order 1536.
+        assert!(close(p.gemm_call_rate(1536, 1536, 1536, 1), 54.6e12));
+        assert!(close(p.gemm_call_rate(768, 768, 768, 1), 40.9e12));
+        // Batched calls keep the batched table.
+        assert!(close(
+            p.gemm_call_rate(384, 384, 384, 64),
+            p.gemm_rate(384, 384, 384)
+        ));
+        let flops = 8.0 * 1536f64.powi(3);
+        assert!(close(p.gemm_s(1536, 1536, 1536, 1), 5e-6 + flops / 54.6e12));
+        let none = p.with_settings("gemm_one_rates=").unwrap();
+        assert!(none.gemm_one_rates.is_empty());
+        assert!(close(
+            none.gemm_call_rate(1536, 1536, 1536, 1),
+            none.gemm_rate(1536, 1536, 1536)
+        ));
+        assert!(
+            ModelParams::h100()
+                .with_settings("h2d_copy_share=1.5")
+                .is_err()
+        );
     }
 
     #[test]
@@ -442,7 +551,7 @@ mod tests {
         for bytes in [8 << 20, 36 << 20, 600 << 20] {
             let n = p.register_break_even(bytes);
             assert_eq!(n, 9, "{bytes} bytes");
-            let dma = p.copy_latency_s + bytes as f64 / p.h2d_bandwidth;
+            let dma = p.copy_latency_s + bytes as f64 / (p.h2d_bandwidth * p.h2d_copy_share);
             let saving = p.staging_s(bytes, true) - dma;
             assert!(n as f64 * saving > p.register_s(bytes));
             assert!((n - 1) as f64 * saving <= p.register_s(bytes));
