@@ -29,7 +29,6 @@ use num_complex::Complex64;
 use crate::backend::{Backend, BackendError, HostMemory};
 use crate::hazards::Hazards;
 use crate::host_copy::{Held, HostCopy, Origin};
-use crate::object::ObjectId;
 use crate::policy::IdHasher;
 
 mod pinned;
@@ -148,8 +147,8 @@ impl HostPool<Vec<Complex64>> {
 }
 
 /// The runtime's host memory: vectors kept for reuse, the backend's host memory kept for
-/// reuse, the pinned pool it is cut from, and how often each object's vector was uploaded
-/// (for registration in place).
+/// reuse, and the pinned pool it is cut from. (How often each object's vector was uploaded,
+/// for registration in place, is in the object's record.)
 pub(crate) struct HostPools<B: Backend> {
     /// Vectors of released objects ([`Config::host_pool_bytes`](crate::Config::host_pool_bytes)).
     pub vecs: HostPool<Vec<Complex64>>,
@@ -160,8 +159,6 @@ pub(crate) struct HostPools<B: Backend> {
     pinned: HostPool<(Held<B>, Hazards<B>)>,
     /// The chunks new host memory is cut from ([`PinnedArena`]).
     arena: PinnedArena<B>,
-    /// Uploads of each object's vector so far.
-    uploads: HashMap<ObjectId, u32>,
 }
 
 impl<B: Backend> HostPools<B> {
@@ -172,7 +169,6 @@ impl<B: Backend> HostPools<B> {
                 .with_small_max(SMALL_BYTES, SMALL_COUNT),
             pinned: HostPool::new(config.pinned_pool_bytes, 0),
             arena: PinnedArena::new(config.pinned_reserve_bytes, config.pinned_chunk_bytes),
-            uploads: HashMap::new(),
         }
     }
 
@@ -260,21 +256,6 @@ impl<B: Backend> HostPools<B> {
             bytes: self.arena.bytes(),
             chunks: self.arena.chunks(),
             free_bytes: self.arena.free_bytes(),
-        }
-    }
-
-    /// Counts an upload of `id`'s vector; the uploads so far, this one excluded.
-    pub(crate) fn count_upload(&mut self, id: ObjectId) -> u32 {
-        let n = self.uploads.entry(id).or_insert(0);
-        let before = *n;
-        *n = n.saturating_add(1);
-        before
-    }
-
-    /// Forgets a released object's uploads.
-    pub(crate) fn forget(&mut self, id: ObjectId) {
-        if !self.uploads.is_empty() {
-            self.uploads.remove(&id);
         }
     }
 }
