@@ -213,8 +213,12 @@ pub struct Config {
     /// of faulting in new ones, and a release does not unmap its pages. 0: none kept. Default
     /// 256 MiB in every mode (it changes nothing on the device).
     pub host_pool_bytes: usize,
-    /// The smallest vector the host pool keeps, in bytes (default 1 MiB: the allocator serves
-    /// small ones well).
+    /// The smallest vector the host pool keeps, in bytes (default 256: below that the pool's
+    /// entry would weigh a tenth of the vector). Small vectors are worth keeping: a new one is
+    /// zeroed memory the allocator took back long ago, cold on a long queue, so each copy back
+    /// of a small object into a new vector costs a cache miss per line before the copy writes
+    /// it. Of vectors below 1 MiB, the pool keeps 256 at most (enough for the next copies back,
+    /// few enough that its lists stay in cache).
     pub host_pool_min_bytes: usize,
     /// Copies back from the device (a result read, a write-back) land in the backend's host
     /// memory ([`Backend::alloc_host`](crate::Backend::alloc_host): page-locked on a GPU) and
@@ -265,7 +269,7 @@ pub const DEFAULT_PINNED_CHUNK_BYTES: usize = 256 << 20;
 pub const DEFAULT_HOST_POOL_BYTES: usize = 256 << 20;
 
 /// [`Config::host_pool_min_bytes`] by default.
-pub const DEFAULT_HOST_POOL_MIN_BYTES: usize = 1 << 20;
+pub const DEFAULT_HOST_POOL_MIN_BYTES: usize = 256;
 
 impl Default for Config {
     /// All optimisations on, LRU, 4 streams, the whole device.

@@ -10,17 +10,26 @@
 //!
 //! A pooled vector still holds the values of the object it came from: it is only handed to a
 //! copy that overwrites all of it (a read back, a write-back landing, a managed read), and a
-//! copy that fails drops it. Vectors below a floor are left to the allocator, which serves
-//! small ones well.
+//! copy that fails drops it.
+//!
+//! Small vectors (below [`SMALL_BYTES`]) are kept too, down to a floor of a few hundred bytes
+//! (where the pool's own entry would weigh a tenth of the vector), but only [`SMALL_COUNT`] of
+//! them: the allocator serves a small request from memory freed long ago, cold on a long
+//! queue, and a new vector is zeroed before the copy overwrites it, so each write-back of a
+//! small object cost a cache miss per line of it. A kept vector is not zeroed: only the copy
+//! touches it. Few are needed (releases outnumber copies back), and few keep the pool's lists
+//! in cache: a pool that kept every small vector released would grow its lists by a line
+//! every few releases.
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 use num_complex::Complex64;
 
 use crate::backend::{Backend, BackendError, HostMemory};
 use crate::hazards::Hazards;
 use crate::host_copy::{Held, HostCopy, Origin};
-use crate::object::ObjectId;
+use crate::policy::IdHasher;
 
 mod pinned;
 use pinned::PinnedArena;
@@ -30,21 +39,46 @@ use pinned::PinnedArena;
 /// where a new allocation costs far more than a fault: it pins every page).
 #[derive(Debug)]
 pub(crate) struct HostPool<T> {
-    by_bytes: HashMap<usize, Vec<T>>,
+    /// Kept buffers by length in bytes (hashed with one multiplication: a lookup per copy back
+    /// and per release).
+    by_bytes: HashMap<usize, Vec<T>, BuildHasherDefault<IdHasher>>,
     bytes: usize,
     cap: usize,
     floor: usize,
+    /// Buffers below this many bytes are small: at most `small_max` of them are kept.
+    small_below: usize,
+    small_max: usize,
+    /// The small buffers held.
+    small_count: usize,
 }
+
+/// A vector below this many bytes is small: the host pool keeps at most [`SMALL_COUNT`] of
+/// them.
+pub(crate) const SMALL_BYTES: usize = 1 << 20;
+
+/// The most small vectors (below [`SMALL_BYTES`]) the host pool keeps: its lists of them then
+/// take a few KiB.
+pub(crate) const SMALL_COUNT: usize = 256;
 
 impl<T> HostPool<T> {
     /// A pool that keeps at most `cap` bytes of buffers of at least `floor` bytes each.
     pub(crate) fn new(cap: usize, floor: usize) -> Self {
         HostPool {
-            by_bytes: HashMap::new(),
+            by_bytes: HashMap::default(),
             bytes: 0,
             cap,
             floor,
+            small_below: 0,
+            small_max: 0,
+            small_count: 0,
         }
+    }
+
+    /// The same pool keeping at most `max` of the buffers below `below` bytes.
+    pub(crate) fn with_small_max(mut self, below: usize, max: usize) -> Self {
+        self.small_below = below;
+        self.small_max = max;
+        self
     }
 
     /// Keeps `v`, of `bytes` bytes, for reuse if it is at least the floor and fits under the
@@ -54,13 +88,19 @@ impl<T> HostPool<T> {
             return Some(v);
         }
         self.bytes += bytes;
+        if bytes < self.small_below {
+            self.small_count += 1;
+        }
         self.by_bytes.entry(bytes).or_default().push(v);
         None
     }
 
     /// Whether a buffer of `bytes` bytes would be kept now.
     pub(crate) fn can_keep(&self, bytes: usize) -> bool {
-        bytes > 0 && bytes >= self.floor && self.bytes + bytes <= self.cap
+        bytes > 0
+            && bytes >= self.floor
+            && self.bytes + bytes <= self.cap
+            && (bytes >= self.small_below || self.small_count < self.small_max)
     }
 
     /// A kept buffer of `bytes` bytes (holding old values), if there is one.
@@ -71,6 +111,9 @@ impl<T> HostPool<T> {
         }
         let v = self.by_bytes.get_mut(&bytes).and_then(Vec::pop)?;
         self.bytes -= bytes;
+        if bytes < self.small_below {
+            self.small_count -= 1;
+        }
         Some(v)
     }
 
@@ -82,6 +125,7 @@ impl<T> HostPool<T> {
     /// Every buffer held, handed out (the pool is empty after).
     pub(crate) fn drain(&mut self) -> impl Iterator<Item = T> {
         self.bytes = 0;
+        self.small_count = 0;
         std::mem::take(&mut self.by_bytes).into_values().flatten()
     }
 }
@@ -103,8 +147,8 @@ impl HostPool<Vec<Complex64>> {
 }
 
 /// The runtime's host memory: vectors kept for reuse, the backend's host memory kept for
-/// reuse, the pinned pool it is cut from, and how often each object's vector was uploaded
-/// (for registration in place).
+/// reuse, and the pinned pool it is cut from. (How often each object's vector was uploaded,
+/// for registration in place, is in the object's record.)
 pub(crate) struct HostPools<B: Backend> {
     /// Vectors of released objects ([`Config::host_pool_bytes`](crate::Config::host_pool_bytes)).
     pub vecs: HostPool<Vec<Complex64>>,
@@ -115,18 +159,16 @@ pub(crate) struct HostPools<B: Backend> {
     pinned: HostPool<(Held<B>, Hazards<B>)>,
     /// The chunks new host memory is cut from ([`PinnedArena`]).
     arena: PinnedArena<B>,
-    /// Uploads of each object's vector so far.
-    uploads: HashMap<ObjectId, u32>,
 }
 
 impl<B: Backend> HostPools<B> {
     /// Pools as `config` sizes them.
     pub(crate) fn new(config: &crate::Config) -> Self {
         HostPools {
-            vecs: HostPool::new(config.host_pool_bytes, config.host_pool_min_bytes),
+            vecs: HostPool::new(config.host_pool_bytes, config.host_pool_min_bytes)
+                .with_small_max(SMALL_BYTES, SMALL_COUNT),
             pinned: HostPool::new(config.pinned_pool_bytes, 0),
             arena: PinnedArena::new(config.pinned_reserve_bytes, config.pinned_chunk_bytes),
-            uploads: HashMap::new(),
         }
     }
 
@@ -216,21 +258,6 @@ impl<B: Backend> HostPools<B> {
             free_bytes: self.arena.free_bytes(),
         }
     }
-
-    /// Counts an upload of `id`'s vector; the uploads so far, this one excluded.
-    pub(crate) fn count_upload(&mut self, id: ObjectId) -> u32 {
-        let n = self.uploads.entry(id).or_insert(0);
-        let before = *n;
-        *n = n.saturating_add(1);
-        before
-    }
-
-    /// Forgets a released object's uploads.
-    pub(crate) fn forget(&mut self, id: ObjectId) {
-        if !self.uploads.is_empty() {
-            self.uploads.remove(&id);
-        }
-    }
 }
 
 /// A backend over the same host memory, streams and events as `B` (the runtime's backend, `B`
@@ -300,5 +327,33 @@ mod tests {
         let mut off = HostPool::<Vec<Complex64>>::new(0, 0);
         off.put_vec(filled(10, 1.0));
         assert_eq!(off.bytes(), 0, "a cap of zero keeps nothing");
+    }
+
+    #[test]
+    fn small_vectors_are_kept_up_to_their_own_count() {
+        let mut p = HostPool::<Vec<Complex64>>::new(1000 * ELEM, 0).with_small_max(100 * ELEM, 2);
+        p.put_vec(filled(60, 1.0));
+        p.put_vec(filled(60, 2.0));
+        p.put_vec(filled(60, 3.0)); // a third small one
+        assert_eq!(p.bytes(), 120 * ELEM);
+        p.put_vec(filled(500, 4.0)); // not small: the whole cap applies
+        assert_eq!(p.bytes(), 620 * ELEM);
+        let v = p.take_vec(60);
+        assert_eq!(
+            v[0],
+            Complex64::new(2.0, -2.0),
+            "the last kept comes back first"
+        );
+        p.put_vec(filled(60, 5.0)); // room again
+        assert_eq!(p.bytes(), 620 * ELEM);
+        assert_eq!(p.drain().count(), 3);
+        assert_eq!(p.bytes(), 0);
+        p.put_vec(filled(60, 6.0));
+        p.put_vec(filled(60, 7.0));
+        assert_eq!(
+            p.bytes(),
+            120 * ELEM,
+            "draining empties the small count too"
+        );
     }
 }

@@ -50,6 +50,12 @@ impl Hasher for IdHasher {
     fn write_u64(&mut self, n: u64) {
         self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     }
+
+    /// One multiplication too, for the other small integers the runtime keys tables by (a
+    /// buffer's length in bytes), where the provided version would take each byte apart.
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
 }
 
 /// A hash map keyed by [`ObjectId`] with the cheap [`IdHasher`]: what every per-object table

@@ -52,15 +52,18 @@ impl<B: Backend> Runtime<B> {
     /// left. Without a future, a vector is registered at the upload where the uploads so far
     /// reach the backend's count (online, as in ski rental).
     pub(super) fn offer_for_registration(&mut self, id: ObjectId) -> Result<()> {
-        let pageable = self
-            .entry(id)?
+        let Some(e) = self.objects.find_mut(id) else {
+            return Err(Error::UnknownObject(id));
+        };
+        let pageable = e
             .life
             .host()
             .is_some_and(|h| !h.is_pinned() && !h.is_empty());
         if !pageable {
             return Ok(());
         }
-        let before = self.host_pool.count_upload(id) as usize;
+        let before = e.uploads as usize;
+        e.uploads = e.uploads.saturating_add(1);
         let ahead = self.lookahead.uses_left(id, LOOKAHEAD_USES).max(1);
         let copies = if !self.config.dedup || before > 0 {
             before + ahead
@@ -169,7 +172,6 @@ impl<B: Backend> Runtime<B> {
             return Err(Error::UnknownObject(id));
         };
         let bytes = entry.layout.bytes();
-        self.host_pool.forget(id);
         if entry.prefetched {
             self.counters.prefetch_wasted += 1;
         }

@@ -2,8 +2,8 @@
 //!
 //! A record holds everything the runtime knows about its object: its kind and layout, its
 //! [lifecycle](crate::lifecycle) state (which carries the host copy, the device copy with the
-//! work in flight on it, or a write-back in flight), and whether a prefetch brought it in that
-//! no launch has used yet. MemHC's element cache is the set of records whose state holds a
+//! work in flight on it, or a write-back in flight), whether a prefetch brought it in that
+//! no launch has used yet, and how often its host vector was uploaded. MemHC's element cache is the set of records whose state holds a
 //! device copy; there is no second table keyed by the same id to keep in step, and a repeated
 //! input costs one lookup, not one per table.
 //!
@@ -28,6 +28,11 @@ pub(super) struct Entry<B: Backend> {
     pub prefetched: bool,
     /// The caller will read it ([`Runtime::expect_read`](super::Runtime::expect_read)).
     pub read_expected: bool,
+    /// Uploads of its host vector so far, for registration in place
+    /// ([`Runtime::offer_for_registration`](super::Runtime::offer_for_registration)); kept
+    /// here, in the record's padding, rather than in a table of its own that a copy in would
+    /// hash into and grow.
+    pub uploads: u32,
     /// The state, holding the host copy, the device copy or the write-back in flight where
     /// each exists; changed only by its transitions.
     pub life: Lifecycle<B>,
@@ -103,6 +108,7 @@ impl<B: Backend> Objects<B> {
                 kind,
                 prefetched: false,
                 read_expected: false,
+                uploads: 0,
                 life,
             },
         );
