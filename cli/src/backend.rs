@@ -122,6 +122,26 @@ pub fn run_on(
     ran.output
 }
 
+/// Runs `plan` `runs` times (at least once), each on a fresh backend as [`run_on`] does, and
+/// returns the first run (its correlators, statistics and event log: the counts are the same in
+/// every run) with every run's wall time, in order.
+pub fn run_times(
+    choice: BackendChoice,
+    budget: usize,
+    config: &Config,
+    pinned: bool,
+    plan: &Plan,
+    runs: usize,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<(Ran, Vec<f64>), String> {
+    let first = run_on(choice, budget, config.clone(), pinned, plan, progress)?;
+    let mut walls = vec![first.wall_s];
+    for _ in 1..runs {
+        walls.push(run_on(choice, budget, config.clone(), pinned, plan, progress)?.wall_s);
+    }
+    Ok((first, walls))
+}
+
 /// `memhc campaign`'s runner of `--backend NAME`: the host reference device, or a GPU
 /// backend this build has, on the GPU of the rank's node-local rank (one GPU per rank).
 pub fn campaign_runner(name: &str) -> Result<BackendRunner, String> {

@@ -97,6 +97,11 @@ enum Command {
         /// a GPU, with `--host-memory pinned`, the fast data path. Not with --mode unified.
         #[arg(long, default_value = "off")]
         prefetch: String,
+        /// Run every policy and mode this many times and report the median wall time (the
+        /// first run of a process also pays its page faults and pools' warm-up); the counts are
+        /// the same in every run.
+        #[arg(long, default_value_t = 1)]
+        runs: usize,
         /// Write the correlators of the first run (.json, .csv, or .h5 with the `hdf5` feature).
         #[arg(long)]
         out: Option<PathBuf>,
@@ -296,6 +301,7 @@ fn execute(cli: Cli) -> Result<(), String> {
             backend,
             host_memory,
             prefetch,
+            runs,
             out,
             verify,
             json,
@@ -316,6 +322,9 @@ fn execute(cli: Cli) -> Result<(), String> {
             let host_memory =
                 names::host_memory(&host_memory).map_err(|e| format!("--host-memory: {e}"))?;
             let pinned = host_memory.is_pinned();
+            if runs == 0 {
+                return Err("--runs 0: at least one run".into());
+            }
             let prefetch = match names::prefetches(&prefetch)
                 .map_err(|e| format!("--prefetch: {e}"))?
                 .as_slice()
@@ -385,19 +394,21 @@ fn execute(cli: Cli) -> Result<(), String> {
                         ProgressStyle::with_template("{bar:40} {pos}/{len} stages {elapsed}")
                             .unwrap_or_else(|_| ProgressStyle::default_bar()),
                     );
-                    let backend::Ran {
-                        values,
-                        stats,
-                        log,
-                        wall_s: wall,
-                    } = backend::run_on(
+                    let (ran, walls) = backend::run_times(
                         backend,
                         budget as usize,
-                        config,
+                        &config,
                         pinned,
                         &plan,
+                        runs,
                         &mut |pr| bar.set_position(pr.done as u64),
                     )?;
+                    let backend::Ran {
+                        values, stats, log, ..
+                    } = ran;
+                    let mut sorted = walls.clone();
+                    sorted.sort_by(f64::total_cmp);
+                    let wall = sorted[sorted.len() / 2];
                     bar.finish_and_clear();
                     println!(
                         "{:<8} {:<10} {:>9.3} {:>12} {:>12} {:>8} {:>8} {:>10} {:>10}",
@@ -446,6 +457,7 @@ fn execute(cli: Cli) -> Result<(), String> {
                     records.push(serde_json::json!({
                         "policy": p.name(), "mode": m.name(), "budget": budget, "wall_s": wall,
                         "host_memory": host_memory.name(), "prefetch": prefetch,
+                        "runs": runs, "wall_s_runs": walls,
                         "gemm_calls": stats.gemm_calls, "plan": report, "stats": stats,
                     }));
                 }

@@ -144,6 +144,29 @@ fn prefetch_with_pinned_memory_verifies_oversubscribed() {
 }
 
 #[test]
+fn runs_report_the_median_wall_time_of_every_run() {
+    let d = dir("runs");
+    let file = preset(&d);
+    let (_, records) = run(
+        &file,
+        &["--runs", "3", "--policy", "lru", "--mode", "naive,optimal"],
+        &d.join("runs.json"),
+    );
+    for r in records.as_array().unwrap() {
+        assert_eq!(r["runs"], 3, "{r}");
+        let mut walls: Vec<f64> = r["wall_s_runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w.as_f64().unwrap())
+            .collect();
+        assert_eq!(walls.len(), 3, "{r}");
+        walls.sort_by(f64::total_cmp);
+        assert_eq!(r["wall_s"].as_f64(), Some(walls[1]), "{r}");
+    }
+}
+
+#[test]
 fn the_model_runs_with_pinned_memory_and_records() {
     let d = dir("model");
     let file = preset(&d);
@@ -187,6 +210,7 @@ fn a_bad_host_memory_is_one_line_and_exit_code_2() {
             "--prefetch: '0': a prefetch window of at least 1 object use, or off",
         ),
         (vec!["--prefetch", "6,12"], "--prefetch: one setting"),
+        (vec!["--runs", "0"], "--runs 0: at least one run"),
         (
             vec!["--prefetch", "6", "--mode", "unified"],
             "--prefetch does not apply to --mode unified",
