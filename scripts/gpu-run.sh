@@ -38,7 +38,7 @@
 #   datapath-vsize  the same at the Fig. 7 points of vector size (1 to 32, repeat 1)
 #   profile-direct  timelines (--timeline) of the direct path at the Fig. 7 point N = 384,
 #                repeat 0.5 and the Table 1 point
-#   corr-paper   memhc run timings (alone on the GPU, $SYNTH_RUNS runs each) at the paper's
+#   corr-paper   memhc run timings (alone on the GPU, median of $SYNTH_RUNS runs) at the paper's
 #                tensor sizes: a1_rhopi at N = 128 and f0d2 at N = 256, optimal, naive and
 #                unified with pageable host memory, optimal on the direct data path
 #                (--host-memory pinned --prefetch 12) (issue 27, item 4)
@@ -275,14 +275,12 @@ for stage in "$@"; do
                 preset=${spec%%:*}; n=${spec##*:}
                 "$bin/memhc" gen $preset --tensor-size $n -o "$dir/$preset-$n.json" \
                     > "$dir/gen-$preset-$n.log" 2>&1
-                for r in $(seq "$runs"); do
-                    step "corr-paper-$preset-$n-pageable-$r" "$bin/memhc" run "$dir/$preset-$n.json" \
-                        --backend cuda --mode optimal,naive,unified \
-                        --json "$dir/corr-paper-$preset-$n-pageable-$r.json"
-                    step "corr-paper-$preset-$n-pinned-$r" "$bin/memhc" run "$dir/$preset-$n.json" \
-                        --backend cuda --mode optimal --host-memory pinned --prefetch 12 \
-                        --json "$dir/corr-paper-$preset-$n-pinned-$r.json"
-                done
+                step "corr-paper-$preset-$n-pageable" "$bin/memhc" run "$dir/$preset-$n.json" \
+                    --backend cuda --mode optimal,naive,unified --runs "$runs" \
+                    --json "$dir/corr-paper-$preset-$n-pageable.json"
+                step "corr-paper-$preset-$n-pinned" "$bin/memhc" run "$dir/$preset-$n.json" \
+                    --backend cuda --mode optimal --host-memory pinned --prefetch 12 \
+                    --runs "$runs" --json "$dir/corr-paper-$preset-$n-pinned.json"
             done ;;
         profile-direct)
             step profile-direct-fig7 bash -c 'time "$@"' time "$bin/memhc-synth" --backend cuda \
