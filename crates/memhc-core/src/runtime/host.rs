@@ -46,15 +46,13 @@ impl<B: Backend> Runtime<B> {
     /// says it pays, so that this upload and every later one is a DMA with no staging), with
     /// the copies it expects: the uploads so far and the planned uses left (at least one:
     /// this upload), where the runtime follows the announced future (prefetch or early
-    /// read-back on; counted up to [`LOOKAHEAD_USES`]). Without deduplication (the paper's naive modes)
-    /// every use uploads, so all of them count; with it, a first upload is taken as the only
-    /// one, and an object uploaded again (it was evicted) is expected to upload once per use
-    /// left. Without a future, a vector is registered at the upload where the uploads so far
-    /// reach the backend's count (online, as in ski rental).
+    /// read-back on; counted up to [`LOOKAHEAD_USES`]). Without deduplication (the paper's
+    /// naive modes) every use uploads, so all of them count; with it, a first upload is taken
+    /// as the only one, and an object uploaded again (it was evicted) is expected to upload
+    /// once per use left. Without a future, a vector is registered at the upload where the
+    /// uploads so far reach the backend's count (online, as in ski rental).
     pub(super) fn offer_for_registration(&mut self, id: ObjectId) -> Result<()> {
-        let Some(e) = self.objects.find_mut(id) else {
-            return Err(Error::UnknownObject(id));
-        };
+        let e = self.objects.get_mut(id)?;
         let pageable = e
             .life
             .host()
@@ -113,9 +111,7 @@ impl<B: Backend> Runtime<B> {
     /// ([`Config::pinned_pool_bytes`](crate::Config::pinned_pool_bytes) permitting): page-locking it is set-up, done before the
     /// queue runs rather than in the middle of it. Changes nothing else.
     pub fn expect_read(&mut self, id: ObjectId) -> Result<()> {
-        let Some(e) = self.objects.find_mut(id) else {
-            return Err(Error::UnknownObject(id));
-        };
+        let e = self.objects.get_mut(id)?;
         let (bytes, first) = (e.layout.bytes(), !e.read_expected);
         e.read_expected = true;
         if self.config.pinned_results && first && bytes > 0 && self.host_pool.can_keep(bytes) {

@@ -3,9 +3,9 @@
 //! A record holds everything the runtime knows about its object: its kind and layout, its
 //! [lifecycle](crate::lifecycle) state (which carries the host copy, the device copy with the
 //! work in flight on it, or a write-back in flight), whether a prefetch brought it in that
-//! no launch has used yet, and how often its host vector was uploaded. MemHC's element cache is the set of records whose state holds a
-//! device copy; there is no second table keyed by the same id to keep in step, and a repeated
-//! input costs one lookup, not one per table.
+//! no launch has used yet, and how often its host vector was uploaded. MemHC's element cache
+//! is the set of records whose state holds a device copy; there is no second table keyed by
+//! the same id to keep in step, and a repeated input costs one lookup, not one per table.
 //!
 //! Ids are dense and handed out in order, so records made one after another sit side by side.
 
@@ -131,6 +131,11 @@ impl<B: Backend> Objects<B> {
     /// The record of `id` to change, if it is live.
     pub fn find_mut(&mut self, id: ObjectId) -> Option<&mut Entry<B>> {
         self.table.get_mut(&id)
+    }
+
+    /// The record of `id` to change, or [`Error::UnknownObject`].
+    pub fn get_mut(&mut self, id: ObjectId) -> Result<&mut Entry<B>> {
+        self.table.get_mut(&id).ok_or(Error::UnknownObject(id))
     }
 
     /// An object's lifecycle, with the log its transitions are counted in.
