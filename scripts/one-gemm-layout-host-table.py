@@ -27,35 +27,21 @@ A line missing from a build (`faer-row-panels` is not in the before build's benc
 out. Stdlib only.
 """
 import glob
-import json
+import importlib.util
 import os
-import re
 import statistics
 import sys
+
+# The rounds' criterion estimates are read as the layout page's table reads them.
+here = os.path.dirname(os.path.abspath(__file__))
+spec = importlib.util.spec_from_file_location("layout", os.path.join(here, "one-gemm-layout-table.py"))
+layout = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(layout)
+rounds, summary = layout.rounds, layout.summary
 
 BASE = "faer-64-products"
 LINES = ["contraction", BASE, "faer-one-product", "faer-row-panels"]
 BUILDS = ["before", "after"]
-
-
-def rounds(folder):
-    """{round: {build: {(n, line): median ns}}}"""
-    out = {}
-    pattern = os.path.join(folder, "round-*", "*", "**", "new", "benchmark.json")
-    for bench in glob.glob(pattern, recursive=True):
-        rel = os.path.relpath(bench, folder).split(os.sep)
-        k, build = int(rel[0].split("-")[1]), rel[1]
-        meta = json.load(open(bench))
-        n = int(re.search(r"N=(\d+)", meta["group_id"]).group(1))
-        est = json.load(open(os.path.join(os.path.dirname(bench), "estimates.json")))
-        out.setdefault(k, {}).setdefault(build, {})[(n, meta["function_id"])] = \
-            est["median"]["point_estimate"]
-    return out
-
-
-def summary(values, digits):
-    return (f"{statistics.median(values):.{digits}f}"
-            f" [{min(values):.{digits}f}, {max(values):.{digits}f}]")
 
 
 def main():
