@@ -106,7 +106,6 @@ def main():
           "| floor term | fraction of floor | host CPU / device compute | model ms "
           "| model fraction | wall / model |")
     print("|" + "---|" * 15)
-    fractions = {}
     groups = {}
     seen = set()
     for r in sorted(gpu, key=lambda r: (key(r), schedule(r))):
@@ -122,7 +121,6 @@ def main():
         term = max(terms, key=terms.get)
         floor = terms[term]
         frac = floor / r["wall_s"]
-        fractions.setdefault(s, []).append(frac)
         group = (s, n, "Table 1 (oversubscribed)" if r.get("oversub") else "Fig. 7 (fitting)")
         cpu, dev = r.get("cpu_s"), r.get("device_compute_s")
         ratio = f"{cpu / dev:.2f}" if cpu is not None and dev else "-"
@@ -149,6 +147,9 @@ def main():
     print()
     print("| schedule | points | median fraction of floor | min | max |")
     print("|---|---|---|---|---|")
+    fractions = {}
+    for (s, _, _), g in sorted(groups.items()):
+        fractions.setdefault(s, []).extend(g["frac"])
     for s in sorted(fractions):
         v = fractions[s]
         print(f"| {s} | {len(v)} | {statistics.median(v):.3f} | {min(v):.3f} | {max(v):.3f} |")
