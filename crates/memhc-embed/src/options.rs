@@ -129,11 +129,6 @@ impl Options {
                     .into(),
             ));
         }
-        if self.prefetch.is_some() && self.mode == Mode::Unified {
-            return Err(EmbedError::InvalidArgument(
-                "prefetch does not apply to the unified mode (managed memory)".into(),
-            ));
-        }
         let mut c = Config::for_mode(self.mode)
             .with_policy(self.policy)
             .with_streams(self.streams)
