@@ -38,6 +38,13 @@
 #   datapath-vsize  the same at the Fig. 7 points of vector size (1 to 32, repeat 1)
 #   profile-direct  timelines (--timeline) of the direct path at the Fig. 7 point N = 384,
 #                repeat 0.5 and the Table 1 point
+#   floor-rounds issue 29's GPU target, repeated: the direct path at the Fig. 7 points of N = 384
+#                (vector size 16, repeats 0-1; vector sizes 1-32 at repeat 1) and the Table 1
+#                point (lru), and today's schedule (pageable, optimal) at the repeat points,
+#                $SYNTH_RUNS runs each (every run's wall time is in the records: wall_s_runs)
+#   wait         host CPU per contraction on the direct path (N = 128 and 384) with the driver's
+#                default wait and with MEMHC_GPU_WAIT=block (threads sleep while they wait), two
+#                rounds of each, interleaved, $SYNTH_RUNS runs per round
 #   corr-paper   memhc run timings (alone on the GPU, median of $SYNTH_RUNS runs) at the paper's
 #                tensor sizes: a1_rhopi at N = 128 and f0d2 at N = 256, optimal, naive and
 #                unified with pageable host memory, optimal on the direct data path
@@ -270,6 +277,31 @@ for stage in "$@"; do
                     --repeat 1 --sweep "tensor-size=$sizes" --sweep vector-size=1,2,4,8,16,32 \
                     --mode optimal $extra --runs "$runs" --json "$dir/datapath-vsize-$hm.json"
             done ;;
+        floor-rounds)
+            step floor-fig7-direct "$bin/memhc-synth" --backend "$backend" --tensor-size 384 \
+                --vector-size 16 --vectors "$vectors" --sweep repeat=0,0.25,0.5,0.75,1 \
+                --mode optimal $direct --runs "$runs" --json "$dir/floor-fig7-direct.json"
+            step floor-vsize-direct "$bin/memhc-synth" --backend "$backend" --tensor-size 384 \
+                --vectors "$vectors" --repeat 1 --sweep vector-size=1,2,4,8,16,32 \
+                --mode optimal $direct --runs "$runs" --json "$dir/floor-vsize-direct.json"
+            step floor-table1-direct "$bin/memhc-synth" --backend "$backend" --tensor-size 384 \
+                --vector-size 32 --vectors "$vectors" --repeat 0.5 --oversub 0.5 --policy lru \
+                --mode optimal $direct --runs "$runs" --json "$dir/floor-table1-direct.json"
+            step floor-fig7-pageable "$bin/memhc-synth" --backend "$backend" --tensor-size 384 \
+                --vector-size 16 --vectors "$vectors" --sweep repeat=0,0.25,0.5,0.75,1 \
+                --mode optimal --runs "$runs" --json "$dir/floor-fig7-pageable.json" ;;
+        wait)
+            for round in 1 2; do
+                for w in auto block; do
+                    MEMHC_GPU_WAIT=$w step "wait-$w-$round" "$bin/memhc-synth" --backend "$backend" \
+                        --sweep tensor-size=128,384 --vector-size 16 --vectors "$vectors" \
+                        --repeat 0.5 --mode optimal $direct --runs "$runs" \
+                        --json "$dir/wait-$w-$round.json"
+                done
+            done
+            for f in "$dir"/wait-*.json; do
+                echo "### $(basename "$f")"; python3 scripts/per-contraction.py "$f"
+            done | tee "$dir/wait.md" ;;
         corr-paper)
             for spec in a1_rhopi:128 f0d2:256; do
                 preset=${spec%%:*}; n=${spec##*:}
@@ -324,7 +356,7 @@ for stage in "$@"; do
             table table1 --repeat 0.5 --oversub 0.5 --sweep vector-size=8,16,32,64
             table table2 --repeat 0.5 --vector-size 64 --sweep oversub=0.5,1,1.5
             table table3 --oversub 0.5 --vector-size 64 --sweep repeat=0.25,0.5,0.75,1 ;;
-        *) echo "gpu-run: unknown stage $stage (env check tests verify corr sanitize limits contraction register fig7 tables synth profile cpu compare synth-vsize synth-tables datapath datapath-vsize profile-direct corr-paper all)" >&2; exit 2 ;;
+        *) echo "gpu-run: unknown stage $stage (env check tests verify corr sanitize limits contraction register fig7 tables synth profile cpu compare synth-vsize synth-tables datapath datapath-vsize profile-direct floor-rounds wait corr-paper all)" >&2; exit 2 ;;
     esac
 done
 if [ -d "$CRITERION_HOME" ]; then

@@ -21,4 +21,4 @@ common=(--tensor-size 8 --vector-size 8 --vectors 30 --policy all --sweep repeat
 "$bin" "${common[@]}" --mode unified --json "$tmp/unified.json" >/dev/null 2>&1
 "$bin" "${common[@]}" --mode optimal --dist gaussian --streams 3 --sweep oversub=1 \
     --json "$tmp/gaussian.json" >/dev/null 2>&1
-jq -s 'add | map(del(.gflops, .wall_s, .cpu_s, .device_compute_s, .copy_hidden_share))' "$tmp/explicit.json" "$tmp/unified.json" "$tmp/gaussian.json"
+jq -s 'add | map(del(.gflops, .wall_s, .wall_s_runs, .cpu_s, .cpu_s_runs, .device_compute_s, .copy_hidden_share))' "$tmp/explicit.json" "$tmp/unified.json" "$tmp/gaussian.json"

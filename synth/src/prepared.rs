@@ -123,6 +123,7 @@ impl Prepared {
         spec: &RunSpec,
         miss_lower_bound: Option<u64>,
         o: &Outcome,
+        runs: &Runs,
     ) -> Record {
         let s = &o.stats;
         let generated = !self.from_file;
@@ -176,7 +177,9 @@ impl Prepared {
             gemm_calls: s.gemm_calls,
             gflops: o.gflops(),
             wall_s: o.wall_s,
+            wall_s_runs: runs.wall_s.clone(),
             cpu_s: o.cpu_s,
+            cpu_s_runs: runs.cpu_s.clone(),
             device_compute_s: o.device_compute_s,
             miss_lower_bound,
             verified: spec.verify.then_some(o.max_rel_error.is_some()),
@@ -188,9 +191,18 @@ impl Prepared {
     }
 }
 
+/// The times of every run of one configuration, in the order they ran.
+#[derive(Debug, Default)]
+pub(crate) struct Runs {
+    /// Wall time of each run, seconds.
+    pub(crate) wall_s: Vec<f64>,
+    /// Process CPU time of each run, seconds (empty where the platform cannot say).
+    pub(crate) cpu_s: Vec<f64>,
+}
+
 /// Runs `spec` on point `p` `runs` times (the counts are the same every time), recording the
 /// event log if `events`, and keeps the first run (its outcome, log and timeline) with the
-/// times (wall, CPU, device compute) of the run of median wall time.
+/// times (wall, CPU, device compute) of the run of median wall time, and every run's times.
 pub(crate) fn median_run(
     backend: BackendChoice,
     p: &Prepared,
@@ -198,7 +210,7 @@ pub(crate) fn median_run(
     runs: usize,
     events: bool,
     bar: &ProgressBar,
-) -> Result<Traced> {
+) -> Result<(Traced, Runs)> {
     // Each run's times: wall, process CPU and device compute, taken together from one run.
     let mut times = Vec::with_capacity(runs);
     let mut first: Option<Traced> = None;
@@ -212,10 +224,14 @@ pub(crate) fn median_run(
         first.get_or_insert(traced);
     }
     let mut first = first.ok_or_else(|| Error::Usage("--runs must be at least 1".into()))?;
+    let every = Runs {
+        wall_s: times.iter().map(|t| t.0).collect(),
+        cpu_s: times.iter().filter_map(|t| t.1).collect(),
+    };
     times.sort_by(|a, b| a.0.total_cmp(&b.0));
     let (wall_s, cpu_s, device_compute_s) = times[times.len() / 2];
     first.outcome.wall_s = wall_s;
     first.outcome.cpu_s = cpu_s;
     first.outcome.device_compute_s = device_compute_s;
-    Ok(first)
+    Ok((first, every))
 }

@@ -99,9 +99,16 @@ pub struct Record {
     pub gflops: f64,
     /// Wall time of the run (vectors, traces, reading the results), seconds.
     pub wall_s: f64,
+    /// Wall time of every run of this configuration (`--runs`), in the order they ran, seconds:
+    /// `wall_s` is their median.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wall_s_runs: Vec<f64>,
     /// CPU time of the process over the same span, seconds, all threads (`None`: the
     /// platform cannot say): the host's share of the run.
     pub cpu_s: Option<f64>,
+    /// `cpu_s` of every run, in the order they ran (empty where the platform cannot say).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_s_runs: Vec<f64>,
     /// The time during which the device computed (GEMM and GEAM batches) on some stream, from
     /// its timeline, seconds (`None`: the backend cannot time its work).
     pub device_compute_s: Option<f64>,

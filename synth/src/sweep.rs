@@ -307,13 +307,13 @@ impl RunPlan {
                     lower_bound = Some(miss_lower_bound(&p.workload, &p.analysis, &spec)?);
                 }
                 let events = observed.outputs.events();
-                let traced = median_run(self.backend, p, &spec, self.runs, events, bar)?;
+                let (traced, times) = median_run(self.backend, p, &spec, self.runs, events, bar)?;
                 let outcome = &traced.outcome;
                 if let Some(dir) = dump.take() {
                     observed.record_dump(dir, &outcome.results)?;
                     file::dump_results(dir, &outcome.results, &outcome.traces)?;
                 }
-                let record = p.record(&self.backend_name, &spec, lower_bound, outcome);
+                let record = p.record(&self.backend_name, &spec, lower_bound, outcome, &times);
                 if events {
                     let (label, title) = run_label(&record, observed.several_points);
                     let (text, files) = observed

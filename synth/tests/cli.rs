@@ -804,3 +804,28 @@ fn a_failing_run_leaves_no_output_file() {
         assert!(kept.exists(), "{} was not written", kept.display());
     }
 }
+
+#[test]
+fn every_run_is_recorded_and_the_times_are_their_median() {
+    let dir = scratch("runs");
+    let json = dir.join("r.json");
+    let mut args = SMALL.to_vec();
+    args.extend(["--runs", "3", "--json", json.to_str().unwrap()]);
+    let o = synth(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs = records(&json);
+    assert_eq!(recs.len(), 1);
+    let walls: Vec<f64> = recs[0]["wall_s_runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert_eq!(walls.len(), 3);
+    let mut sorted = walls.clone();
+    sorted.sort_by(f64::total_cmp);
+    assert_eq!(recs[0]["wall_s"].as_f64(), Some(sorted[1]));
+    if let Some(cpus) = recs[0]["cpu_s_runs"].as_array() {
+        assert_eq!(cpus.len(), 3);
+    }
+}

@@ -10,7 +10,8 @@ use cudarc::driver::sys::CUdevice_attribute;
 use memhc_backend::{BackendError, BackendOp};
 use memhc_backend::{Location, MemInfo};
 use memhc_gpu::{
-    BatchedGemm, Copy2D, DeviceAllocation, DeviceApi, Geam, StridedGemm, Unregistered, library_path,
+    BatchedGemm, Copy2D, DeviceAllocation, DeviceApi, Geam, HostWait, StridedGemm, Unregistered,
+    library_path,
 };
 
 use crate::blas::{CublasHandle, int, long};
@@ -66,7 +67,7 @@ impl DeviceApi for Cuda {
     type Event = CudaEventHandle;
     type Blas = CublasHandle;
 
-    fn open(device: usize) -> Result<Self, BackendError> {
+    fn open(device: usize, wait: HostWait) -> Result<Self, BackendError> {
         let probe = crate::probe()?;
         let ordinal = i32::try_from(device)
             .ok()
@@ -77,7 +78,7 @@ impl DeviceApi for Cuda {
                     probe.devices
                 ))
             })?;
-        let ctx = Arc::new(Context::retain(ordinal)?);
+        let ctx = Arc::new(Context::retain(ordinal, wait)?);
         let dev = ctx.device();
         let (free_bytes, total_bytes) = driver::mem_get_info()?;
         let attr = |a| driver::device_attribute(dev, a).map(|v| v != 0);

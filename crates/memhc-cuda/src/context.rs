@@ -1,7 +1,8 @@
 //! The device and its primary context, shared by everything the backend creates.
 
-use cudarc::driver::sys::{CUcontext, CUdevice};
+use cudarc::driver::sys::{CUcontext, CUctx_flags, CUdevice};
 use memhc_backend::BackendError;
+use memhc_gpu::HostWait;
 
 use crate::driver;
 
@@ -12,6 +13,7 @@ pub struct Context {
     ordinal: i32,
     device: CUdevice,
     raw: CUcontext,
+    wait: HostWait,
 }
 
 // SAFETY: a CUDA context is a process-wide driver object that any thread may make current and
@@ -21,14 +23,25 @@ unsafe impl Send for Context {}
 unsafe impl Sync for Context {}
 
 impl Context {
-    /// Retains device `ordinal`'s primary context and makes it current.
-    pub fn retain(ordinal: i32) -> Result<Self, BackendError> {
+    /// Retains device `ordinal`'s primary context, its host threads waiting as `wait` says
+    /// (`Auto` leaves the context's flags as they are), and makes it current.
+    pub fn retain(ordinal: i32, wait: HostWait) -> Result<Self, BackendError> {
         let device = driver::device(ordinal)?;
+        let sched = match wait {
+            HostWait::Auto => None,
+            HostWait::Spin => Some(CUctx_flags::CU_CTX_SCHED_SPIN),
+            HostWait::Yield => Some(CUctx_flags::CU_CTX_SCHED_YIELD),
+            HostWait::Block => Some(CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC),
+        };
+        if let Some(flag) = sched {
+            driver::primary_ctx_set_flags(device, flag as u32)?;
+        }
         let raw = driver::primary_ctx_retain(device)?;
         let ctx = Context {
             ordinal,
             device,
             raw,
+            wait,
         };
         ctx.bind()?;
         Ok(ctx)
@@ -39,6 +52,11 @@ impl Context {
     pub fn bind(&self) -> Result<(), BackendError> {
         // SAFETY: `raw` stays retained until `self` is dropped.
         unsafe { driver::set_current(self.raw) }
+    }
+
+    /// Whether host threads sleep while they wait (events are then created to block too).
+    pub fn blocks(&self) -> bool {
+        self.wait == HostWait::Block
     }
 
     /// The device ordinal.

@@ -88,6 +88,15 @@ pub fn primary_ctx_retain(dev: CUdevice) -> Result<CUcontext, BackendError> {
     unsafe { result::primary_ctx::retain(dev) }.map_err(|e| fail("cuDevicePrimaryCtxRetain", e))
 }
 
+/// Sets the flags of the device's primary context (`CU_CTX_SCHED_*`: how host threads wait),
+/// before it is retained; allowed while it is active too (CUDA 11 and later).
+pub fn primary_ctx_set_flags(dev: CUdevice, flags: u32) -> Result<(), BackendError> {
+    // SAFETY: `dev` came from `cuDeviceGet`; the call reads only its arguments.
+    check("cuDevicePrimaryCtxSetFlags", unsafe {
+        sys::cuDevicePrimaryCtxSetFlags_v2(dev, flags)
+    })
+}
+
 /// Releases a primary context retained by [`primary_ctx_retain`].
 ///
 /// # Safety
@@ -374,16 +383,32 @@ pub unsafe fn stream_wait_event(stream: CUstream, event: CUevent) -> Result<(), 
     })
 }
 
-/// An event without timing (the cheapest kind: it only orders).
-pub fn event_create() -> Result<CUevent, BackendError> {
-    result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
-        .map_err(|e| fail("cuEventCreate", e))
+/// An event without timing (the cheapest kind: it only orders); with `blocking`, a thread that
+/// waits for it sleeps (`CU_EVENT_BLOCKING_SYNC`) rather than spinning.
+pub fn event_create(blocking: bool) -> Result<CUevent, BackendError> {
+    event_with_flags(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32, blocking)
 }
 
-/// An event that records time (`CU_EVENT_DEFAULT`), for [`event_elapsed_ms`].
-pub fn timing_event_create() -> Result<CUevent, BackendError> {
-    result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT)
-        .map_err(|e| fail("cuEventCreate", e))
+/// An event that records time (`CU_EVENT_DEFAULT`), for [`event_elapsed_ms`]; `blocking` as in
+/// [`event_create`].
+pub fn timing_event_create(blocking: bool) -> Result<CUevent, BackendError> {
+    event_with_flags(sys::CUevent_flags::CU_EVENT_DEFAULT as u32, blocking)
+}
+
+fn event_with_flags(flags: u32, blocking: bool) -> Result<CUevent, BackendError> {
+    let blocking_flag = sys::CUevent_flags::CU_EVENT_BLOCKING_SYNC as u32;
+    let flags = if blocking {
+        flags | blocking_flag
+    } else {
+        flags
+    };
+    let mut event = std::mem::MaybeUninit::uninit();
+    // SAFETY: the driver writes one event handle into `event` when it returns success.
+    check("cuEventCreate", unsafe {
+        sys::cuEventCreate(event.as_mut_ptr(), flags)
+    })?;
+    // SAFETY: initialised by the successful call above.
+    Ok(unsafe { event.assume_init() })
 }
 
 /// Milliseconds between the completed records of two timing events.

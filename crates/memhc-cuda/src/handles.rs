@@ -413,7 +413,7 @@ impl CudaEventHandle {
     pub(crate) fn new(ctx: &Arc<Context>) -> Result<Self, BackendError> {
         ctx.bind()?;
         Ok(CudaEventHandle {
-            raw: driver::event_create()?,
+            raw: driver::event_create(ctx.blocks())?,
             ctx: Arc::clone(ctx),
         })
     }
@@ -422,7 +422,7 @@ impl CudaEventHandle {
     pub(crate) fn timing(ctx: &Arc<Context>) -> Result<Self, BackendError> {
         ctx.bind()?;
         Ok(CudaEventHandle {
-            raw: driver::timing_event_create()?,
+            raw: driver::timing_event_create(ctx.blocks())?,
             ctx: Arc::clone(ctx),
         })
     }

@@ -42,6 +42,7 @@ const DRIVER_SYMBOLS: &[&str] = &[
     "cuDeviceGetName",
     "cuDeviceGetAttribute",
     "cuDevicePrimaryCtxRetain",
+    "cuDevicePrimaryCtxSetFlags_v2",
     "cuDevicePrimaryCtxRelease_v2",
     "cuCtxSetCurrent",
     "cuCtxSynchronize",

@@ -9,6 +9,7 @@ use memhc_backend::{BackendError, DeviceMemory};
 use memhc_backend::{Location, MemInfo};
 
 use crate::address;
+use crate::options::HostWait;
 
 /// One allocation of device (or managed) memory, owned: dropping it frees it.
 pub trait DeviceAllocation: Send + Sync + fmt::Debug {
@@ -83,9 +84,10 @@ pub trait DeviceApi: Send + Sync + fmt::Debug + Sized + 'static {
     type Blas: Send + fmt::Debug;
 
     /// Loads the libraries, checks that they hold every function used, and opens device
-    /// `device`. Anything missing (a driver, a library, a function, a device) is
+    /// `device`, whose host threads then wait for it as `wait` says (a device without such a
+    /// choice ignores it). Anything missing (a driver, a library, a function, a device) is
     /// [`BackendError::Unavailable`] with a one-line reason; never a panic.
-    fn open(device: usize) -> Result<Self, BackendError>;
+    fn open(device: usize, wait: HostWait) -> Result<Self, BackendError>;
 
     /// The device's name (`"NVIDIA H100 80GB HBM3"`, say).
     fn device_name(&self) -> &str;

@@ -60,7 +60,7 @@ impl<D: DeviceApi> GpuBackend<D> {
     /// ([`GpuBackend::on`]).
     pub fn with_options(options: GpuOptions) -> Result<Self, BackendError> {
         options.validate()?;
-        Self::on(D::open(options.device)?, options)
+        Self::on(D::open(options.device, options.host_wait)?, options)
     }
 
     /// The backend on an opened device: the budget is resolved against the device's free

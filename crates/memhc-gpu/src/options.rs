@@ -77,6 +77,32 @@ impl RegisterRule {
     }
 }
 
+/// How a host thread waits for the device (a stream, an event, the whole device) to finish:
+/// the context's scheduling flag.
+///
+/// `Auto` leaves the choice to the driver (CUDA: spin while the process has no more active
+/// contexts than the machine has cores, else yield). `Spin` keeps the thread on its core,
+/// polling: the lowest latency, and a whole core busy for as long as the wait lasts. `Yield`
+/// polls but gives the core up between polls. `Block` puts the thread to sleep on a driver
+/// primitive until the device signals: no core is used while waiting (other ranks and threads
+/// of the node get it), at the price of a wake-up latency (microseconds) per wait. memhc waits
+/// only where a value is needed, at vector boundaries, and for staging slots.
+///
+/// Chosen by name with `MEMHC_GPU_WAIT` (`auto`, `spin`, `yield`, `block`) wherever memhc
+/// opens a GPU backend by name (`memhc`, memhc-synth, C, Python).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HostWait {
+    /// The driver's default.
+    #[default]
+    Auto,
+    /// Poll without giving up the core.
+    Spin,
+    /// Poll, giving up the core between polls.
+    Yield,
+    /// Sleep until the device signals.
+    Block,
+}
+
 /// Options of a [`GpuBackend`](crate::GpuBackend): which device, its budget, and staging.
 /// Fields can be set directly or with the builder methods:
 ///
@@ -97,6 +123,8 @@ pub struct GpuOptions {
     pub staging: StagingLimits,
     /// When caller memory is registered rather than staged.
     pub register: RegisterRule,
+    /// How host threads wait for the device.
+    pub host_wait: HostWait,
 }
 
 impl GpuOptions {
@@ -110,6 +138,12 @@ impl GpuOptions {
     /// data).
     pub fn budget(mut self, bytes: usize) -> Self {
         self.budget = Some(bytes);
+        self
+    }
+
+    /// Sets how host threads wait for the device.
+    pub fn host_wait(mut self, wait: HostWait) -> Self {
+        self.host_wait = wait;
         self
     }
 

@@ -126,7 +126,8 @@ impl DeviceApi for Hip {
     type Event = HipEventHandle;
     type Blas = BlasHandle;
 
-    fn open(device: usize) -> Result<Self, BackendError> {
+    /// `wait` is not applied yet: HIP threads wait as the runtime's default says.
+    fn open(device: usize, _wait: memhc_gpu::HostWait) -> Result<Self, BackendError> {
         let probe = probe()?;
         let libs = ffi::libraries().map_err(BackendError::Unavailable)?;
         if device >= probe.devices {

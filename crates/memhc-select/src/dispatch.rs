@@ -107,7 +107,9 @@ fn gpu_options(
         Device::First => 0,
         Device::OfLocalRank(r) => r % devices()?.max(1),
     };
-    let options = memhc_gpu::GpuOptions::default().device(index);
+    let options = memhc_gpu::GpuOptions::default()
+        .device(index)
+        .host_wait(crate::names::host_wait_from_env()?);
     Ok(match budget {
         Some(b) => options.budget(b),
         None => options,

@@ -12,11 +12,14 @@
 //! * where node data and results live on the host ([`HostMemoryKind`]): `pageable` or `pinned`
 //!   (`memhc-synth --host-memory`, `memhc run --host-memory`, the embedding layer's options);
 //! * prefetch settings ([`prefetches`]): `off`, or a lookahead window of at least one object
-//!   use (`memhc-synth --prefetch`, `memhc run --prefetch`).
+//!   use (`memhc-synth --prefetch`, `memhc run --prefetch`);
+//! * how host threads wait for a GPU ([`host_wait`]): `auto`, `spin`, `yield`, `block`, read
+//!   from the environment variable [`HOST_WAIT_VAR`] when a GPU backend is opened by name.
 
 use std::str::FromStr;
 
 use memhc_core::{Alloc, Mode, PolicyKind};
+use memhc_gpu::HostWait;
 
 use crate::error::{Result, SelectError};
 
@@ -135,6 +138,35 @@ where
     list.split(',').map(one).collect()
 }
 
+/// The environment variable that says how host threads wait for a GPU ([`host_wait`]):
+/// read by [`AnyBackend::open`](crate::AnyBackend::open) for the CUDA and ROCm backends.
+pub const HOST_WAIT_VAR: &str = "MEMHC_GPU_WAIT";
+
+/// How host threads wait for a GPU, by name: `auto` (the driver's default), `spin`, `yield` or
+/// `block` ([`HostWait`]; spaces around it ignored).
+pub fn host_wait(name: &str) -> Result<HostWait> {
+    match name.trim() {
+        "auto" => Ok(HostWait::Auto),
+        "spin" => Ok(HostWait::Spin),
+        "yield" => Ok(HostWait::Yield),
+        "block" => Ok(HostWait::Block),
+        other => Err(SelectError::UnknownName(format!(
+            "{HOST_WAIT_VAR}: unknown way to wait '{other}' (auto, spin, yield or block)"
+        ))),
+    }
+}
+
+/// [`host_wait`] of [`HOST_WAIT_VAR`], or [`HostWait::Auto`] where it is not set.
+pub fn host_wait_from_env() -> Result<HostWait> {
+    match std::env::var(HOST_WAIT_VAR) {
+        Ok(name) => host_wait(&name),
+        Err(std::env::VarError::NotPresent) => Ok(HostWait::Auto),
+        Err(std::env::VarError::NotUnicode(_)) => Err(SelectError::UnknownName(format!(
+            "{HOST_WAIT_VAR} is not valid Unicode"
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,5 +241,21 @@ mod tests {
                 "{bad}: {e:?}"
             );
         }
+    }
+
+    #[test]
+    fn host_waits_by_name() {
+        assert_eq!(host_wait(" block ").ok(), Some(HostWait::Block));
+        assert_eq!(host_wait("spin").ok(), Some(HostWait::Spin));
+        assert_eq!(host_wait("yield").ok(), Some(HostWait::Yield));
+        assert_eq!(host_wait("auto").ok(), Some(HostWait::Auto));
+        let err = host_wait("sleep")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            err.contains("MEMHC_GPU_WAIT") && err.contains("'sleep'"),
+            "{err}"
+        );
     }
 }

@@ -62,7 +62,9 @@ pub fn counts(path: &Path) -> Vec<serde_json::Value> {
         let o = r.as_object_mut().unwrap();
         for k in [
             "wall_s",
+            "wall_s_runs",
             "cpu_s",
+            "cpu_s_runs",
             "device_compute_s",
             "gflops",
             "copy_hidden_share",

@@ -208,7 +208,7 @@ impl DeviceApi for ModelDevice {
     type Blas = ModelBlas;
 
     /// Device 0 is the H100 of [`ModelParams::h100`]; there is no other.
-    fn open(device: usize) -> Result<Self, BackendError> {
+    fn open(device: usize, _wait: crate::HostWait) -> Result<Self, BackendError> {
         if device != 0 {
             return Err(BackendError::Unavailable(format!(
                 "the modelled device has one GPU (device 0), not device {device}"

@@ -413,7 +413,7 @@ impl DeviceApi for Fake {
     type Event = FakeEvent;
     type Blas = FakeBlas;
 
-    fn open(device: usize) -> Result<Self, BackendError> {
+    fn open(device: usize, _wait: memhc_gpu::HostWait) -> Result<Self, BackendError> {
         if device == 0 {
             Ok(Fake::new(FakeConfig::default()))
         } else {
