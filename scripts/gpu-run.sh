@@ -44,7 +44,7 @@
 #                $SYNTH_RUNS runs each (every run's wall time is in the records: wall_s_runs)
 #   wait         host CPU per contraction on the direct path (N = 128 and 384) with the driver's
 #                default wait and with MEMHC_GPU_WAIT=block (threads sleep while they wait), two
-#                rounds of each, interleaved, $SYNTH_RUNS runs per round
+#                rounds of each, interleaved, $WAIT_RUNS runs per round (default 3)
 #   corr-paper   memhc run timings (alone on the GPU, median of $SYNTH_RUNS runs) at the paper's
 #                tensor sizes: a1_rhopi at N = 128 and f0d2 at N = 256, optimal, naive and
 #                unified with pageable host memory, optimal on the direct data path
@@ -295,7 +295,7 @@ for stage in "$@"; do
                 for w in auto block; do
                     MEMHC_GPU_WAIT=$w step "wait-$w-$round" "$bin/memhc-synth" --backend "$backend" \
                         --sweep tensor-size=128,384 --vector-size 16 --vectors "$vectors" \
-                        --repeat 0.5 --mode optimal $direct --runs "$runs" \
+                        --repeat 0.5 --mode optimal $direct --runs "${WAIT_RUNS:-3}" \
                         --json "$dir/wait-$w-$round.json"
                 done
             done

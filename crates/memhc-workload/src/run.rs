@@ -12,7 +12,7 @@ use memhc_core::{
 use memhc_host::null::NullBackend;
 
 use crate::error::{Error, Result};
-use crate::workload::{Analysis, Workload};
+use crate::workload::{Analysis, Workload, materialise_all_into};
 
 /// How to run a workload.
 #[derive(Clone, Debug, PartialEq)]
@@ -294,23 +294,37 @@ fn execute<B: Backend>(
 ) -> Result<Executed> {
     let mut ids: Vec<ObjectId> = Vec::with_capacity(a.node_count());
     let pinned = engine.runtime().config().pinned_results;
-    for n in &w.nodes {
-        if real && pinned {
-            // Generated straight into the backend's host memory: uploaded without staging.
-            let mut host = engine.alloc_host(&n.shape)?;
-            n.data.materialise_into(host.as_mut_slice()?);
-            ids.push(engine.register_host(n.shape.clone(), host)?);
-            continue;
+    if real && pinned {
+        // Generated straight into the backend's host memory, on every core: uploaded without
+        // staging.
+        let mut hosts = Vec::with_capacity(w.nodes.len());
+        for n in &w.nodes {
+            hosts.push(engine.alloc_host(&n.shape)?);
         }
-        let node = if real {
-            n.data.materialise(&n.shape)
-        } else {
-            HadronNode::from_vec(
-                &n.shape,
-                untouched_zeros(n.shape.spins() * n.shape.component_elems())?,
-            )?
-        };
-        ids.push(engine.register(node)?);
+        let mut jobs = Vec::with_capacity(hosts.len());
+        for (n, host) in w.nodes.iter().zip(hosts.iter_mut()) {
+            jobs.push((&n.data, host.as_mut_slice()?));
+        }
+        materialise_all_into(jobs);
+        for (n, host) in w.nodes.iter().zip(hosts) {
+            ids.push(engine.register_host(n.shape.clone(), host)?);
+        }
+    } else {
+        // Zeros never written (a dry run's nodes cost no memory), or the values, generated on
+        // every core.
+        let mut values = Vec::with_capacity(w.nodes.len());
+        for n in &w.nodes {
+            values.push(untouched_zeros(
+                n.shape.spins() * n.shape.component_elems(),
+            )?);
+        }
+        if real {
+            let jobs = w.nodes.iter().zip(values.iter_mut());
+            materialise_all_into(jobs.map(|(n, v)| (&n.data, v.as_mut_slice())).collect());
+        }
+        for (n, v) in w.nodes.iter().zip(values) {
+            ids.push(engine.register(HadronNode::from_vec(&n.shape, v)?)?);
+        }
     }
     // Outputs are numbered after the initial nodes, in queue order: create them in that order.
     for i in ids.len()..a.node_count() {

@@ -50,6 +50,44 @@ impl NodeData {
     }
 }
 
+/// One node's values and the memory they go to ([`materialise_all_into`]).
+pub type Fill<'a> = (&'a NodeData, &'a mut [Complex64]);
+
+/// Fills many nodes' memory at once, on every core: `jobs` pairs each node's data with the
+/// memory its values go to ([`NodeData::materialise_into`]). Each node's values come from its
+/// own seed (or file), so the result is the same on any number of threads; the nodes are dealt
+/// out by size, largest first, to the least loaded thread.
+pub fn materialise_all_into(jobs: Vec<Fill<'_>>) {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(jobs.len());
+    if threads <= 1 {
+        for (data, out) in jobs {
+            data.materialise_into(out);
+        }
+        return;
+    }
+    let mut jobs = jobs;
+    jobs.sort_by_key(|(_, out)| std::cmp::Reverse(out.len()));
+    // Each thread's elements and nodes.
+    let mut shares: Vec<(usize, Vec<Fill<'_>>)> = (0..threads).map(|_| (0, Vec::new())).collect();
+    for job in jobs {
+        if let Some(least) = shares.iter_mut().min_by_key(|(load, _)| *load) {
+            least.0 += job.1.len();
+            least.1.push(job);
+        }
+    }
+    std::thread::scope(|scope| {
+        for (_, share) in shares {
+            scope.spawn(move || {
+                for (data, out) in share {
+                    data.materialise_into(out);
+                }
+            });
+        }
+    });
+}
+
 /// An initial (host-backed) node.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodeSpec {
@@ -424,5 +462,48 @@ impl Workload {
         a.equal_sizes = sizes.all(|s| Some(s) == first);
         a.plan_releases(self.vectors.len(), self.traces.len());
         Ok(a)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Nodes of several sizes filled at once hold what each gives on its own, whatever thread
+    /// filled it; an empty node and a node given by value included.
+    #[test]
+    fn filling_at_once_gives_each_node_its_own_values() {
+        let given = HadronNode::random(&NodeShape::new(2, &[3, 3]).unwrap(), 99);
+        let data: Vec<NodeData> = (0..9u64)
+            .map(|seed| NodeData::Random { seed })
+            .chain([NodeData::Values(Arc::new(given.clone()))])
+            .collect();
+        let lens = [
+            7usize,
+            1,
+            300,
+            0,
+            64,
+            64,
+            5,
+            1000,
+            33,
+            given.as_slice().len(),
+        ];
+        let mut outs: Vec<Vec<Complex64>> =
+            lens.iter().map(|&n| vec![Complex64::ZERO; n]).collect();
+        materialise_all_into(
+            data.iter()
+                .zip(outs.iter_mut())
+                .map(|(d, o)| (d, o.as_mut_slice()))
+                .collect(),
+        );
+        for ((d, out), &n) in data.iter().zip(&outs).zip(&lens) {
+            let mut alone = vec![Complex64::ZERO; n];
+            d.materialise_into(&mut alone);
+            assert_eq!(out, &alone);
+            assert!(n == 0 || out.iter().any(|z| *z != Complex64::ZERO));
+        }
+        assert_eq!(outs[9].as_slice(), given.as_slice());
     }
 }
