@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Issue 29's GPU targets from repeated runs: fraction of the card's floor, and host CPU time.
 
-    python3 scripts/gpu-floor-rounds.py DIR [--rates RATES_DIR]
+    python3 scripts/gpu-floor-rounds.py DIR... [--limits LIMITS_DIR] [--rates RATES_DIR]
 
-DIR holds the records of `scripts/gpu-run.sh floor-rounds wait` (floor-*.json, wait-*.json);
-RATES_DIR (default DIR) the `limits.json` and `criterion/` of the same session's `limits` and
-`contraction` stages. The floor of a point is scripts/gpu-datapath-table.py's: `max(flops /
+The DIRs hold the records of `scripts/gpu-run.sh floor-rounds wait` (floor-*.json,
+wait-*.json); LIMITS_DIR (default: the first DIR) the `limits.json` of the `limits` stage (the
+bus), RATES_DIR (default: LIMITS_DIR) the `criterion/` of the `contraction` stage (the zgemm
+rates), best from the same session. The floor of a point is scripts/gpu-datapath-table.py's: `max(flops /
 zgemm rate at N, bytes in / bus, bytes out / bus)`, the bytes the fewest any record at the
 point moved. Every record carries the wall time of each of its runs (`wall_s_runs`); the
 fraction of the floor is given per run, as the median over the runs with the least and the
@@ -45,7 +46,7 @@ def floor_table(records, zgemm, bus):
           "| fraction of floor, median (least-most) |")
     print("|" + "---|" * 12)
     walls = {}
-    direct_fractions = []
+    direct_fractions, direct_runs = [], []
     for r in sorted(records, key=lambda r: (datapath.key(r), datapath.schedule(r))):
         n, s = r["tensor_size"], datapath.schedule(r)
         if n not in zgemm:
@@ -57,16 +58,22 @@ def floor_table(records, zgemm, bus):
         fractions = [terms[term] / w for w in runs]
         if s == "direct" and not r.get("oversub"):
             direct_fractions.append(statistics.median(fractions))
+            direct_runs.extend(fractions)
         walls.setdefault(datapath.key(r), {})[s] = runs
         print(f"| {n} | {r['vector_size']} | {r['vectors']} | {r['repeat']} | "
               f"{r.get('oversub') or 0} | {r['policy']} | {s} | {len(runs)} | "
               f"{spread([1e3 * w for w in runs], '{:.2f}')} | {1e3 * terms[term]:.2f} | {term} | "
               f"{spread(fractions)} |")
     if direct_fractions:
-        print(f"\ndirect path, Fig. 7 points (fitting): {len(direct_fractions)} points, median "
+        distinct = {datapath.point(r) for r in records
+                    if datapath.schedule(r) == "direct" and not r.get("oversub")}
+        print(f"\ndirect path, Fig. 7 points (fitting): {len(direct_fractions)} records of "
+              f"{len(distinct)} distinct points (a point in both sweeps is run in each), median "
               f"fraction of floor {spread(direct_fractions)} (each point's median over its runs); "
               f"points at or above 0.70: {sum(f >= 0.70 for f in direct_fractions)} of "
-              f"{len(direct_fractions)}")
+              f"{len(direct_fractions)}; single runs at or above 0.70: "
+              f"{sum(f >= 0.70 for f in direct_runs)} of {len(direct_runs)} (least "
+              f"{min(direct_runs):.3f})")
     pairs = [(k, w) for k, w in sorted(walls.items()) if "optimal" in w and "direct" in w]
     if pairs:
         print("\n| N | vector size | repeat | pageable optimal / direct, median wall "
@@ -108,18 +115,22 @@ def wait_table(folder):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("dir")
+    p.add_argument("dirs", nargs="+")
+    p.add_argument("--limits")
     p.add_argument("--rates")
     a = p.parse_args()
-    zgemm, bus = datapath.rates(a.rates or a.dir)
-    records = datapath.load_records(a.dir, "floor-")
+    limits = a.limits or a.dirs[0]
+    _, bus = datapath.rates(limits)
+    zgemm, _ = datapath.rates(a.rates or limits)
+    records = [r for d in a.dirs for r in datapath.load_records(d, "floor-")]
     if not records:
-        sys.exit("gpu-floor-rounds: no floor-*.json records in " + a.dir)
+        sys.exit("gpu-floor-rounds: no floor-*.json records in " + ", ".join(a.dirs))
     print(f"bus {bus / 1e9:.1f} GB/s; zgemm rate (TFLOPS) by N: "
           + ", ".join(f"{n}: {zgemm[n] / 1e12:.1f}" for n in sorted(zgemm)))
     print()
     floor_table(records, zgemm, bus)
-    wait_table(a.dir)
+    for d in a.dirs:
+        wait_table(d)
 
 
 if __name__ == "__main__":
