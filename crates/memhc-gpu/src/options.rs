@@ -88,7 +88,9 @@ impl RegisterRule {
 /// of the node get it), at the price of a wake-up latency (microseconds) per wait. memhc waits
 /// only where a value is needed, at vector boundaries, and for staging slots.
 ///
-/// Chosen by name with `MEMHC_GPU_WAIT` (`auto`, `spin`, `yield`, `block`) wherever memhc
+/// CUDA sets the primary context's `CU_CTX_SCHED_*` flag and creates events with
+/// `CU_EVENT_BLOCKING_SYNC` for `Block`; HIP calls `hipSetDeviceFlags` and creates events with
+/// `hipEventBlockingSync`. Chosen by name with `MEMHC_GPU_WAIT` (`auto`, `spin`, `yield`, `block`) wherever memhc
 /// opens a GPU backend by name (`memhc`, memhc-synth, C, Python).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum HostWait {

@@ -7,13 +7,14 @@ use memhc_backend::MemInfo;
 use memhc_backend::gemm::{GemmShape, Op};
 use memhc_backend::{BackendError, BackendOp};
 use memhc_gpu::{
-    BatchedGemm, Copy2D, DeviceApi, Geam, Probe, StridedGemm, Unregistered, library_path,
+    BatchedGemm, Copy2D, DeviceApi, Geam, HostWait, Probe, StridedGemm, Unregistered, library_path,
 };
 use num_complex::Complex64;
 
 use crate::check::{self, GemmArgs, Libs};
 use crate::ffi::{
-    self, HIP_ERROR_NO_DEVICE, HIP_MEMCPY_DEVICE_TO_HOST, HIP_MEMCPY_HOST_TO_DEVICE,
+    self, HIP_DEVICE_SCHEDULE_BLOCKING_SYNC, HIP_DEVICE_SCHEDULE_SPIN, HIP_DEVICE_SCHEDULE_YIELD,
+    HIP_ERROR_NO_DEVICE, HIP_MEMCPY_DEVICE_TO_HOST, HIP_MEMCPY_HOST_TO_DEVICE,
     ROCBLAS_OPERATION_CONJUGATE_TRANSPOSE, ROCBLAS_OPERATION_NONE, ROCBLAS_OPERATION_TRANSPOSE,
     RocblasInt,
 };
@@ -55,6 +56,7 @@ pub fn probe() -> Result<Probe, BackendError> {
 pub struct Hip {
     libs: Libs,
     device: i32,
+    wait: HostWait,
     probe: Probe,
     name: String,
     runtime_version: String,
@@ -126,8 +128,7 @@ impl DeviceApi for Hip {
     type Event = HipEventHandle;
     type Blas = BlasHandle;
 
-    /// `wait` is not applied yet: HIP threads wait as the runtime's default says.
-    fn open(device: usize, _wait: memhc_gpu::HostWait) -> Result<Self, BackendError> {
+    fn open(device: usize, wait: HostWait) -> Result<Self, BackendError> {
         let probe = probe()?;
         let libs = ffi::libraries().map_err(BackendError::Unavailable)?;
         if device >= probe.devices {
@@ -140,9 +141,19 @@ impl DeviceApi for Hip {
             BackendError::Unavailable(format!("HIP device index {device} is too large"))
         })?;
         check::set_device(libs, index)?;
+        let schedule = match wait {
+            HostWait::Auto => None,
+            HostWait::Spin => Some(HIP_DEVICE_SCHEDULE_SPIN),
+            HostWait::Yield => Some(HIP_DEVICE_SCHEDULE_YIELD),
+            HostWait::Block => Some(HIP_DEVICE_SCHEDULE_BLOCKING_SYNC),
+        };
+        if let Some(flags) = schedule {
+            check::set_device_flags(libs, flags)?;
+        }
         Ok(Hip {
             libs,
             device: index,
+            wait,
             name: check::device_name(libs, index)?,
             runtime_version: check::runtime_version(libs)?,
             blas_version: check::blas_version(libs)?,
@@ -228,12 +239,12 @@ impl DeviceApi for Hip {
 
     fn event_create(&self) -> Result<HipEventHandle, BackendError> {
         self.bind()?;
-        HipEventHandle::new(self.libs)
+        HipEventHandle::new(self.libs, self.wait == HostWait::Block)
     }
 
     fn timing_event_create(&self) -> Result<HipEventHandle, BackendError> {
         self.bind()?;
-        HipEventHandle::timing(self.libs)
+        HipEventHandle::timing(self.libs, self.wait == HostWait::Block)
     }
 
     fn event_elapsed_ms(

@@ -7,14 +7,14 @@
 //! device or the host will read or write are `unsafe fn`, with what the caller must guarantee
 //! under `# Safety`.
 
-use std::ffi::{CStr, c_char, c_int, c_void};
+use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
 
 use memhc_backend::BackendError;
 
 use crate::ffi::{
-    HIP_ERROR_NOT_READY, HIP_ERROR_OUT_OF_MEMORY, HIP_EVENT_DEFAULT, HIP_EVENT_DISABLE_TIMING,
-    HIP_HOST_MALLOC_DEFAULT, HIP_STREAM_NON_BLOCKING, HIP_SUCCESS, HipError, HipEventT, HipStreamT,
-    Libraries, ROCBLAS_STATUS_SUCCESS, RocblasStatus,
+    HIP_ERROR_NOT_READY, HIP_ERROR_OUT_OF_MEMORY, HIP_EVENT_BLOCKING_SYNC, HIP_EVENT_DEFAULT,
+    HIP_EVENT_DISABLE_TIMING, HIP_HOST_MALLOC_DEFAULT, HIP_STREAM_NON_BLOCKING, HIP_SUCCESS,
+    HipError, HipEventT, HipStreamT, Libraries, ROCBLAS_STATUS_SUCCESS, RocblasStatus,
 };
 
 mod blas;
@@ -99,6 +99,15 @@ pub(crate) fn set_device(libs: Libs, device: c_int) -> Result<(), BackendError> 
     // SAFETY: takes a device index by value; an invalid one is reported as an error.
     hip(libs, "hipSetDevice", unsafe {
         (libs.hip.hipSetDevice)(device)
+    })
+}
+
+/// Sets how host threads wait for the current device (`hipSetDeviceFlags`, a
+/// `hipDeviceSchedule*` flag), right after [`set_device`] and before anything else uses it.
+pub(crate) fn set_device_flags(libs: Libs, flags: c_uint) -> Result<(), BackendError> {
+    // SAFETY: takes the flags by value; a value the runtime refuses is reported as an error.
+    hip(libs, "hipSetDeviceFlags", unsafe {
+        (libs.hip.hipSetDeviceFlags)(flags)
     })
 }
 
@@ -336,21 +345,23 @@ pub(crate) unsafe fn stream_wait_event(
 }
 
 /// Creates an event without timing.
-pub(crate) fn event_create(libs: Libs) -> Result<HipEventT, BackendError> {
+pub(crate) fn event_create(libs: Libs, blocking: bool) -> Result<HipEventT, BackendError> {
     let mut e: HipEventT = std::ptr::null_mut();
+    let flags = HIP_EVENT_DISABLE_TIMING | if blocking { HIP_EVENT_BLOCKING_SYNC } else { 0 };
     // SAFETY: writes one handle through a valid pointer.
     hip(libs, "hipEventCreateWithFlags", unsafe {
-        (libs.hip.hipEventCreateWithFlags)(&mut e, HIP_EVENT_DISABLE_TIMING)
+        (libs.hip.hipEventCreateWithFlags)(&mut e, flags)
     })?;
     Ok(e)
 }
 
 /// Creates an event that records time (`hipEventDefault`), for [`event_elapsed_ms`].
-pub(crate) fn timing_event_create(libs: Libs) -> Result<HipEventT, BackendError> {
+pub(crate) fn timing_event_create(libs: Libs, blocking: bool) -> Result<HipEventT, BackendError> {
     let mut e: HipEventT = std::ptr::null_mut();
+    let flags = HIP_EVENT_DEFAULT | if blocking { HIP_EVENT_BLOCKING_SYNC } else { 0 };
     // SAFETY: writes one handle through a valid pointer.
     hip(libs, "hipEventCreateWithFlags", unsafe {
-        (libs.hip.hipEventCreateWithFlags)(&mut e, HIP_EVENT_DEFAULT)
+        (libs.hip.hipEventCreateWithFlags)(&mut e, flags)
     })?;
     Ok(e)
 }

@@ -57,6 +57,14 @@ pub(crate) const HIP_STREAM_NON_BLOCKING: c_uint = 0x1;
 pub(crate) const HIP_EVENT_DISABLE_TIMING: c_uint = 0x2;
 /// `hipEventDefault`: an event that records time.
 pub(crate) const HIP_EVENT_DEFAULT: c_uint = 0x0;
+/// `hipEventBlockingSync`: a thread waiting for the event sleeps.
+pub(crate) const HIP_EVENT_BLOCKING_SYNC: c_uint = 0x1;
+/// `hipDeviceScheduleSpin`.
+pub(crate) const HIP_DEVICE_SCHEDULE_SPIN: c_uint = 0x1;
+/// `hipDeviceScheduleYield`.
+pub(crate) const HIP_DEVICE_SCHEDULE_YIELD: c_uint = 0x2;
+/// `hipDeviceScheduleBlockingSync`.
+pub(crate) const HIP_DEVICE_SCHEDULE_BLOCKING_SYNC: c_uint = 0x4;
 /// `hipHostMallocDefault`: pinned, cached, not write-combined (good both ways).
 pub(crate) const HIP_HOST_MALLOC_DEFAULT: c_uint = 0x0;
 
@@ -134,6 +142,7 @@ api! {
     struct HipApi from "libamdhip64" {
         fn hipGetDeviceCount(count: *mut c_int) -> HipError;
         fn hipSetDevice(device: c_int) -> HipError;
+        fn hipSetDeviceFlags(flags: c_uint) -> HipError;
         fn hipDeviceGet(device: *mut c_int, ordinal: c_int) -> HipError;
         fn hipDeviceGetName(name: *mut c_char, len: c_int, device: c_int) -> HipError;
         fn hipRuntimeGetVersion(version: *mut c_int) -> HipError;
@@ -553,8 +562,9 @@ mod tests {
 
     #[test]
     fn tables_list_every_symbol_once() {
-        // 27 since hipHostRegister, hipHostUnregister (issue 29) and hipMemcpy2DAsync (issue 30).
-        assert_eq!(HipApi::SYMBOLS.len(), 27);
+        // 27 since hipHostRegister, hipHostUnregister (issue 29) and hipMemcpy2DAsync (issue 30);
+        // 28 since hipSetDeviceFlags (MEMHC_GPU_WAIT).
+        assert_eq!(HipApi::SYMBOLS.len(), 28);
         assert_eq!(BlasApi::SYMBOLS.len(), 9);
         let mut all: Vec<&str> = HipApi::SYMBOLS
             .iter()
@@ -563,6 +573,6 @@ mod tests {
             .collect();
         all.sort_unstable();
         all.dedup();
-        assert_eq!(all.len(), 36);
+        assert_eq!(all.len(), 37);
     }
 }

@@ -362,18 +362,18 @@ unsafe impl Send for HipEventHandle {}
 unsafe impl Sync for HipEventHandle {}
 
 impl HipEventHandle {
-    /// A new event on the current device.
-    pub(crate) fn new(libs: Libs) -> Result<Self, BackendError> {
+    /// A new event on the current device; with `blocking`, a thread waiting for it sleeps.
+    pub(crate) fn new(libs: Libs, blocking: bool) -> Result<Self, BackendError> {
         Ok(HipEventHandle {
-            event: check::event_create(libs)?,
+            event: check::event_create(libs, blocking)?,
             libs,
         })
     }
 
-    /// A new event that records time, on the current device.
-    pub(crate) fn timing(libs: Libs) -> Result<Self, BackendError> {
+    /// A new event that records time, on the current device; `blocking` as in [`Self::new`].
+    pub(crate) fn timing(libs: Libs, blocking: bool) -> Result<Self, BackendError> {
         Ok(HipEventHandle {
-            event: check::timing_event_create(libs)?,
+            event: check::timing_event_create(libs, blocking)?,
             libs,
         })
     }
