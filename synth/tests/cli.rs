@@ -829,3 +829,16 @@ fn every_run_is_recorded_and_the_times_are_their_median() {
         assert_eq!(cpus.len(), 3);
     }
 }
+
+#[test]
+fn verify_on_a_backend_without_values_is_refused_in_one_line() {
+    let mut args = SMALL.to_vec();
+    args.extend(["--backend", "model", "--verify"]);
+    let o = synth(&args);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("--verify needs a backend that computes") && err.lines().count() == 1,
+        "{err}"
+    );
+}

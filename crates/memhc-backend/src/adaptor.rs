@@ -278,6 +278,10 @@ impl<B: Backend, H: Hooks> Backend for Adaptor<B, H> {
         self.hooked(call, |b| b.copy_d2h(stream, src, src_offset, dst))
     }
 
+    fn holds_values(&self) -> bool {
+        self.inner.holds_values()
+    }
+
     fn supports_tiles(&self) -> bool {
         self.inner.supports_tiles()
     }

@@ -280,6 +280,14 @@ pub trait Backend {
         staging.read(0, dst)
     }
 
+    /// Whether the backend keeps and computes on the values it is given. A backend that only
+    /// counts or models its work (the null backend, the modelled GPU) does not: a runner need
+    /// not generate node values for it, which on a large sweep is most of the host's time. The
+    /// provided version says it does.
+    fn holds_values(&self) -> bool {
+        true
+    }
+
     /// Whether the backend implements the tiled copies ([`Backend::copy_h2d_tiled`] and the
     /// three others): the runtime tiles objects on the device only where it does. The
     /// provided version says no.

@@ -72,6 +72,11 @@ pub trait DeviceApi: Send + Sync + fmt::Debug + Sized + 'static {
     /// The driver's name in messages: `"CUDA"`, `"HIP"`.
     const KIND: &'static str;
 
+    /// Whether the device keeps the bytes it is given and computes on them
+    /// ([`Backend::holds_values`](memhc_backend::Backend::holds_values)); a device that only
+    /// models its work (`ModelDevice`) does not. Provided: yes.
+    const HOLDS_VALUES: bool = true;
+
     /// One allocation of device or managed memory.
     type Memory: DeviceAllocation;
     /// One allocation of page-locked host memory.

@@ -388,6 +388,10 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         self.download_pieces(stream, src.memory(), pieces)
     }
 
+    fn holds_values(&self) -> bool {
+        D::HOLDS_VALUES
+    }
+
     fn supports_tiles(&self) -> bool {
         true
     }

@@ -251,6 +251,11 @@ impl Backend for NullBackend {
         Self::check_range(BackendOp::CopyD2H, src.bytes(), src_offset, dst.len())
     }
 
+    /// No: it counts, and computes nothing.
+    fn holds_values(&self) -> bool {
+        false
+    }
+
     fn supports_tiles(&self) -> bool {
         true
     }

@@ -206,6 +206,13 @@ pub fn run_observed<B: Backend>(
             backend.name()
         )));
     }
+    if spec.verify && !backend.holds_values() {
+        return Err(Error::Usage(format!(
+            "--verify needs a backend that computes: the {} keeps no values (it counts or \
+             models the work); verify on the host backend or a GPU",
+            backend.name()
+        )));
+    }
     let needed = largest_working_set(w, a);
     if spec.budget < needed {
         return Err(Error::Usage(format!(
@@ -294,6 +301,9 @@ fn execute<B: Backend>(
 ) -> Result<Executed> {
     let mut ids: Vec<ObjectId> = Vec::with_capacity(a.node_count());
     let pinned = engine.runtime().config().pinned_results;
+    // A backend that keeps no values (null, the modelled GPU) gets its nodes' memory, never
+    // written: generating values it would drop is most of a large run's host time.
+    let fill = real && engine.runtime().backend().holds_values();
     if real && pinned {
         // Generated straight into the backend's host memory, on every core: uploaded without
         // staging.
@@ -301,24 +311,26 @@ fn execute<B: Backend>(
         for n in &w.nodes {
             hosts.push(engine.alloc_host(&n.shape)?);
         }
-        let mut jobs = Vec::with_capacity(hosts.len());
-        for (n, host) in w.nodes.iter().zip(hosts.iter_mut()) {
-            jobs.push((&n.data, host.as_mut_slice()?));
+        if fill {
+            let mut jobs = Vec::with_capacity(hosts.len());
+            for (n, host) in w.nodes.iter().zip(hosts.iter_mut()) {
+                jobs.push((&n.data, host.as_mut_slice()?));
+            }
+            materialise_all_into(jobs);
         }
-        materialise_all_into(jobs);
         for (n, host) in w.nodes.iter().zip(hosts) {
             ids.push(engine.register_host(n.shape.clone(), host)?);
         }
     } else {
-        // Zeros never written (a dry run's nodes cost no memory), or the values, generated on
-        // every core.
+        // Zeros never written (a dry run's nodes and a backend's that keeps no values cost no
+        // memory), or the values, generated on every core.
         let mut values = Vec::with_capacity(w.nodes.len());
         for n in &w.nodes {
             values.push(untouched_zeros(
                 n.shape.spins() * n.shape.component_elems(),
             )?);
         }
-        if real {
+        if fill {
             let jobs = w.nodes.iter().zip(values.iter_mut());
             materialise_all_into(jobs.map(|(n, v)| (&n.data, v.as_mut_slice())).collect());
         }
@@ -422,7 +434,12 @@ fn execute<B: Backend>(
         // host copy is handed over, not copied (in the backend's host memory, on the direct
         // path).
         if real {
-            taken.push((name.clone(), engine.take_host(node_id)?));
+            let host = engine.take_host(node_id)?;
+            // A backend that keeps no values has nothing to hand out: its host memory goes
+            // back untouched.
+            if fill {
+                taken.push((name.clone(), host));
+            }
         } else {
             engine.runtime_mut().read(node_id)?; // the copy back still counts
             engine.release(node_id)?;

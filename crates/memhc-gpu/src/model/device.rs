@@ -200,6 +200,8 @@ pub struct ModelBlas(usize);
 
 impl DeviceApi for ModelDevice {
     const KIND: &'static str = "model";
+    /// No: the modelled device holds no data, only clocks.
+    const HOLDS_VALUES: bool = false;
 
     type Memory = ModelMemory;
     type Pinned = ModelPinned;
