@@ -441,7 +441,7 @@ fn execute<B: Backend>(
                 taken.push((name.clone(), host));
             }
         } else {
-            engine.runtime_mut().read(node_id)?; // the copy back still counts
+            engine.runtime_mut().sync_host(node_id)?; // the copy back still counts
             engine.release(node_id)?;
         }
     }

@@ -89,6 +89,20 @@ impl<B: Backend> Runtime<B> {
     /// The host values of an object, copied from the device first if the device holds the only
     /// valid copy (on-demand sync). The object stays resident.
     pub fn read(&mut self, id: ObjectId) -> Result<&[Complex64]> {
+        self.sync_host(id)?;
+        // (A copy in from host memory may still be reading it: the backend waits for it.)
+        let (life, _) = self.life_mut(id)?;
+        let Some(host) = life.host_mut() else {
+            return Err(Error::Uninitialized(id));
+        };
+        Ok(host.as_mut_slice()?)
+    }
+
+    /// Makes the host copy of `id` valid, copied from the device first if the device holds the
+    /// only valid copy (on-demand sync), and counts the read, without touching its values:
+    /// [`Runtime::read`] without the slice (a host copy in memory made on first use stays
+    /// unmade). The object stays resident.
+    pub fn sync_host(&mut self, id: ObjectId) -> Result<()> {
         match self.entry(id)?.life.kind() {
             State::Empty => return Err(Error::Uninitialized(id)),
             State::DeviceDirty => self.sync_to_host(id, 0)?,
@@ -96,12 +110,7 @@ impl<B: Backend> Runtime<B> {
             State::HostValid | State::Consistent => {}
         }
         self.note_object(EventKind::HostRead, id, None);
-        // (A copy in from host memory may still be reading it: the backend waits for it.)
-        let (life, _) = self.life_mut(id)?;
-        let Some(host) = life.host_mut() else {
-            return Err(Error::Uninitialized(id));
-        };
-        Ok(host.as_mut_slice()?)
+        Ok(())
     }
 
     /// Announces that the caller will read `id` (a result) once the launches writing it are
@@ -133,7 +142,7 @@ impl<B: Backend> Runtime<B> {
     /// [`Runtime::take`], handing over the host copy where it is: a vector, or the backend's
     /// host memory a copy back landed in ([`Config::pinned_results`](crate::Config::pinned_results)), without copying it.
     pub fn take_host(&mut self, id: ObjectId) -> Result<HostCopy<B>> {
-        self.read(id)?;
+        self.sync_host(id)?;
         let (host, uses) = self
             .remove(id, Keep::Caller)?
             .ok_or_else(|| Error::Internal(format!("{id} was read but holds no host copy")))?;
