@@ -65,7 +65,8 @@
 #                out)
 #
 # Every step runs under a time limit ($STEP_TIMEOUT seconds, default 150; a step that hits it
-# records exit status 124). The folder is $RESULTS (default: $OUT/results if $OUT is set, else
+# records exit status 124; a memhc-synth step stopped so keeps the records of the points it
+# finished in its FILE.json.partial). The folder is $RESULTS (default: $OUT/results if $OUT is set, else
 # docs/results), then <UTC date>-<stages>/. Every step writes its command and raw output there;
 # the environment (device, driver, CUDA, the binaries' manifest) is recorded first. With $OUT
 # set, the folder is also packed into $OUT/<folder>.tar.gz (the device tool returns few files).

@@ -142,14 +142,21 @@ fn synth(a: &RunArgs) -> Result<()> {
     let mut records = Vec::new();
     let mut dump = a.dump_results.as_deref();
     let mut observed = Observed::new(a, prepared.len(), plan.runs_per_point());
+    let partial = a.json.as_deref().map(report::partial_path);
     for p in &prepared {
         records.extend(
             plan.run_point(p, &bar, &mut dump, &mut observed)
                 .inspect_err(|_| bar.abandon())?,
         );
+        if let Some(path) = &partial {
+            report::write_json(path, &records)?;
+        }
     }
     bar.finish_and_clear();
     present(a, &records, &parsed.sweeps, &mut observed)?;
+    if let Some(path) = &partial {
+        std::fs::remove_file(path).map_err(|e| crate::error::Error::io(path, e))?;
+    }
     // Every output is complete: they stay (any error above removed them).
     observed.keep_outputs();
     Ok(())

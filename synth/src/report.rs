@@ -198,6 +198,14 @@ pub fn write_json(path: &Path, records: &[Record]) -> Result<()> {
     std::fs::write(path, text + "\n").map_err(|e| Error::io(path, e))
 }
 
+/// Where the records of the points done so far are kept while a sweep with `--json PATH`
+/// runs: `PATH.partial`.
+pub fn partial_path(json: &Path) -> std::path::PathBuf {
+    let mut name = json.as_os_str().to_owned();
+    name.push(".partial");
+    name.into()
+}
+
 /// Writes the records as CSV, one row each, with a header. The times of every run
 /// (`wall_s_runs`, `cpu_s_runs`) are left out: a CSV cell holds one value, and `wall_s`,
 /// `cpu_s` are their medians (the JSON keeps them).

@@ -29,7 +29,9 @@ pub(crate) struct RunArgs {
     /// `oversub=...`. Repeat the flag to sweep several (every combination runs).
     #[arg(long, value_name = "KEY=V1,V2,...")]
     pub(crate) sweep: Vec<String>,
-    /// Write the records (one per point, policy and mode) as JSON.
+    /// Write the records (one per point, policy and mode) as JSON. While the sweep runs,
+    /// `FILE.partial` holds the records of the points done so far (rewritten after each
+    /// point, removed once FILE is written): a sweep stopped part way keeps what it measured.
     #[arg(long, value_name = "FILE")]
     pub(crate) json: Option<PathBuf>,
     /// Write the records as CSV.

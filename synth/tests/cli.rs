@@ -842,3 +842,15 @@ fn verify_on_a_backend_without_values_is_refused_in_one_line() {
         "{err}"
     );
 }
+
+#[test]
+fn a_finished_sweep_leaves_no_partial_records() {
+    let dir = scratch("partial");
+    let json = dir.join("r.json");
+    let mut args = SMALL.to_vec();
+    args.extend(["--sweep", "repeat=0,0.5", "--json", json.to_str().unwrap()]);
+    let o = synth(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(records(&json).len(), 2);
+    assert!(!dir.join("r.json.partial").exists());
+}
