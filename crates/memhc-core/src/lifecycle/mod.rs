@@ -216,7 +216,9 @@ impl<B: Backend> Lifecycle<B> {
         }
     }
 
-    /// Whether the object is resident (its state holds a device copy).
+    /// Whether the object is resident (its state holds a device copy). The runtime asks the
+    /// hot part of the object's record instead, which holds the same state.
+    #[cfg(test)]
     pub(crate) fn is_resident(&self) -> bool {
         matches!(self, Lifecycle::Consistent(..) | Lifecycle::DeviceDirty(_))
     }
