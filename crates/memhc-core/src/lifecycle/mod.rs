@@ -216,9 +216,7 @@ impl<B: Backend> Lifecycle<B> {
         }
     }
 
-    /// Whether the object is resident (its state holds a device copy). The runtime asks the
-    /// hot part of the object's record instead, which holds the same state.
-    #[cfg(test)]
+    /// Whether the object is resident (its state holds a device copy).
     pub(crate) fn is_resident(&self) -> bool {
         matches!(self, Lifecycle::Consistent(..) | Lifecycle::DeviceDirty(_))
     }

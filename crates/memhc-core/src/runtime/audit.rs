@@ -28,8 +28,6 @@ impl<B: Backend> Runtime<B> {
     /// * every host copy has the length of its object's layout (that an object has a host copy,
     ///   a device copy or a write-back in flight exactly when its state says so needs no check:
     ///   the state holds them, see [`lifecycle`](crate::lifecycle));
-    /// * every object's record agrees with itself: the state its hot part holds is its
-    ///   lifecycle's, and no lifecycle is without a hot part;
     /// * no lifecycle transition was ever refused;
     /// * every pooled block is filed under its own size, and the pool's running count and byte
     ///   total match its blocks;
@@ -124,8 +122,8 @@ impl<B: Backend> Runtime<B> {
             }
         }
 
-        for (id, e, life) in self.objects.iter() {
-            let Some(r) = life.device() else {
+        for (id, e) in self.objects.iter() {
+            let Some(r) = e.device() else {
                 continue;
             };
             let l = &e.layout;
@@ -148,13 +146,8 @@ impl<B: Backend> Runtime<B> {
                 ));
             }
         }
-        for (id, hot, state) in self.objects.disagreements() {
-            bad.push(format!(
-                "{id}: the hot part of its record says {hot:?}, its lifecycle {state:?}"
-            ));
-        }
-        for (id, e, life) in self.objects.iter() {
-            if let Some(h) = life.host()
+        for (id, e) in self.objects.iter() {
+            if let Some(h) = e.life.host()
                 && h.len() != e.layout.elems()
             {
                 bad.push(format!(

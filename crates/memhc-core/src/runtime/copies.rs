@@ -119,7 +119,7 @@ impl<B: Backend> Runtime<B> {
     ) -> Result<Option<B::Event>> {
         self.offer_for_registration(id)?;
         let e = self.entry(id)?;
-        let Some(host) = self.objects.life(id)?.host() else {
+        let Some(host) = e.life.host() else {
             return Err(Error::Uninitialized(id));
         };
         let s = &self.streams[stream];
@@ -143,7 +143,7 @@ impl<B: Backend> Runtime<B> {
             }
             let event = self.backend.create_event()?;
             self.backend.record_event(&event, s)?;
-            if let Some(host) = self.objects.host_mut(id) {
+            if let Some(host) = self.objects.find_mut(id).and_then(|e| e.life.host_mut()) {
                 let read = Tagged {
                     stream,
                     event: event.clone(),

@@ -52,15 +52,14 @@ impl<B: Backend> Runtime<B> {
     /// once per use left. Without a future, a vector is registered at the upload where the
     /// uploads so far reach the backend's count (online, as in ski rental).
     pub(super) fn offer_for_registration(&mut self, id: ObjectId) -> Result<()> {
-        let pageable = self
-            .objects
-            .life(id)?
+        let e = self.objects.get_mut(id)?;
+        let pageable = e
+            .life
             .host()
             .is_some_and(|h| !h.is_pinned() && !h.is_empty());
         if !pageable {
             return Ok(());
         }
-        let e = self.objects.get_mut(id)?;
         let before = e.uploads as usize;
         e.uploads = e.uploads.saturating_add(1);
         let ahead = self.lookahead.uses_left(id, LOOKAHEAD_USES).max(1);
@@ -90,7 +89,7 @@ impl<B: Backend> Runtime<B> {
     /// The host values of an object, copied from the device first if the device holds the only
     /// valid copy (on-demand sync). The object stays resident.
     pub fn read(&mut self, id: ObjectId) -> Result<&[Complex64]> {
-        match self.entry(id)?.state() {
+        match self.entry(id)?.life.kind() {
             State::Empty => return Err(Error::Uninitialized(id)),
             State::DeviceDirty => self.sync_to_host(id, 0)?,
             State::WritingBack => self.land(id)?,
@@ -148,7 +147,7 @@ impl<B: Backend> Runtime<B> {
         let layout = self.entry(id)?.layout;
         check_len(id, &layout, data.len())?;
         let (life, log) = self.life_mut(id)?;
-        let left = life.step(|l| l.host_written(data.into(), log))?;
+        let left = life.host_written(data.into(), log)?;
         self.events
             .note(EventKind::HostWrite, Some(id), None, layout.bytes(), None);
         self.dispose_left(id, left)
@@ -165,14 +164,14 @@ impl<B: Backend> Runtime<B> {
     /// memory back fails, the object is gone all the same, its host copy dropped, and the error
     /// returned.
     fn remove(&mut self, id: ObjectId, keep: Keep) -> Result<Option<(HostCopy<B>, Hazards<B>)>> {
-        let Some((entry, life)) = self.objects.remove(id) else {
+        let Some(entry) = self.objects.remove(id) else {
             return Err(Error::UnknownObject(id));
         };
         let bytes = entry.layout.bytes();
         if entry.prefetched {
             self.counters.prefetch_wasted += 1;
         }
-        let (host, left) = life.released(&mut self.objects.transitions);
+        let (host, left) = entry.life.released(&mut self.objects.transitions);
         let uses = match (&host, &left) {
             (Some(h), Left::Device(d)) if h.is_pinned() => d.hazards.clone(),
             _ => Hazards::default(),

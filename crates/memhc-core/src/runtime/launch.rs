@@ -128,7 +128,7 @@ impl<B: Backend> Runtime<B> {
             if repeated {
                 return Err(Error::DuplicateAccess(a.object));
             }
-            if a.mode.reads() && !e.state().has_value() {
+            if a.mode.reads() && !e.life.kind().has_value() {
                 return Err(Error::Uninitialized(a.object));
             }
             needed = needed.saturating_add(e.layout.bytes());
@@ -188,7 +188,7 @@ impl<B: Backend> Runtime<B> {
                 continue; // device-only before the launch: evicted (written back) below
             }
             let (life, log) = self.life_mut(u.id)?;
-            let d = life.step(|l| l.rolled_back(u.host, log))?;
+            let d = life.rolled_back(u.host, log)?;
             self.discard_device(u.id, d)?;
         }
         for id in self.pinned.clone() {
@@ -212,7 +212,7 @@ impl<B: Backend> Runtime<B> {
         let id = access.object;
         self.note_use(id)?;
         let (read, write) = (access.mode.reads(), access.mode.writes());
-        if self.entry(id)?.is_resident() {
+        if self.entry(id)?.life.is_resident() {
             self.counters.hits += 1;
             self.note_object(EventKind::Hit { read, write }, id, Some(stream));
             self.policy.on_hit(id);
@@ -257,7 +257,7 @@ impl<B: Backend> Runtime<B> {
             return Err(e);
         }
         let (life, log) = self.life_mut(id)?;
-        if let Err(refused) = life.step(|l| l.copied_in(fresh, log)) {
+        if let Err(refused) = life.copied_in(fresh, log) {
             self.backend.stream_synchronize(&self.streams[stream])?;
             self.dispose(refused.input)?;
             return Err(refused.error.into());
@@ -284,7 +284,7 @@ impl<B: Backend> Runtime<B> {
             return Ok(None);
         }
         let (life, log) = self.life_mut(id)?;
-        match life.step(|l| l.written_on_device(fresh, log)) {
+        match life.written_on_device(fresh, log) {
             Ok(host) => Ok(Some(host)),
             Err(refused) => {
                 if let Some(d) = refused.input {
@@ -304,8 +304,8 @@ impl<B: Backend> Runtime<B> {
         let s = &self.streams[stream];
         let mut objects = SmallVec::with_capacity(accesses.len());
         for a in accesses {
-            let layout = self.entry(a.object)?.layout;
-            let r = self.objects.device(a.object).ok_or_else(|| {
+            let e = self.entry(a.object)?;
+            let r = e.device().ok_or_else(|| {
                 Error::Internal(format!("{} is not resident in its launch", a.object))
             })?;
             if a.mode.writes() {
@@ -316,7 +316,7 @@ impl<B: Backend> Runtime<B> {
             if self.config.managed {
                 self.prefetch_to_device(s, r)?;
             }
-            objects.push(Bound::new(*a, layout, r, self.space.arena_buffer()));
+            objects.push(Bound::new(*a, e.layout, r, self.space.arena_buffer()));
         }
         // With the event log on, the launch's GEMM calls are what the counters gained.
         let before = match self.events.is_on() {
@@ -420,7 +420,7 @@ impl<B: Backend> Runtime<B> {
             let done = self
                 .objects
                 .find(a.object)
-                .is_some_and(|e| e.read_expected && e.state() == State::DeviceDirty)
+                .is_some_and(|e| e.read_expected && e.life.kind() == State::DeviceDirty)
                 && self.lookahead.next_use(a.object) == NEVER;
             if done {
                 self.read_back_early(a.object, copy)?;
@@ -437,7 +437,7 @@ impl<B: Backend> Runtime<B> {
             let Ok((life, log)) = self.life_mut(u.id) else {
                 continue;
             };
-            match life.step(|l| l.rolled_back(u.host, log)) {
+            match life.rolled_back(u.host, log) {
                 Ok(d) => first = first.and(self.discard_device(u.id, d)),
                 Err(refused) => first = first.and(Err(refused.into())),
             }
@@ -459,7 +459,7 @@ impl<B: Backend> Runtime<B> {
             let Ok((life, log)) = self.life_mut(a.object) else {
                 continue;
             };
-            match life.step(|l| l.uncached(log)) {
+            match life.uncached(log) {
                 Ok(d) => first = first.and(self.discard_device(a.object, d)),
                 Err(e) => first = first.and(Err(e.into())),
             }

@@ -68,7 +68,7 @@ impl<B: Backend> Runtime<B> {
         r: &DeviceCopy<B>,
         read_only: bool,
     ) -> Result<()> {
-        let Some(host) = self.objects.life(id)?.host() else {
+        let Some(host) = self.entry(id)?.life.host() else {
             return Err(Error::Uninitialized(id));
         };
         let buffer = whole(id, r)?;

@@ -38,7 +38,7 @@ struct View<'a, B: Backend> {
 impl<B: Backend> ResidentView for View<'_, B> {
     fn is_evictable(&self, id: ObjectId) -> bool {
         self.objects.find(id).is_some_and(|e| {
-            e.is_resident()
+            e.life.is_resident()
                 && !(self.spare_prefetched && e.prefetched)
                 && !self.pinned.contains(&id)
         })
@@ -298,14 +298,14 @@ impl<B: Backend> Runtime<B> {
     /// carry the victim's uses and the copy.
     fn evict_resident(&mut self, id: ObjectId, stream: usize) -> Result<DeviceCopy<B>> {
         let async_copy = self.copy_stream();
-        if self.entry(id)?.state() == State::DeviceDirty {
+        if self.entry(id)?.life.kind() == State::DeviceDirty {
             if let Some(copy) = async_copy {
                 return self.evict_async(id, copy);
             }
             let host = self.read_back(id, stream)?;
             self.note_copy_back(id, stream);
             let (life, log) = self.life_mut(id)?;
-            life.step(|l| l.written_back(host, log))?;
+            life.written_back(host, log)?;
             self.counters.writebacks += 1;
             self.events
                 .note(EventKind::WriteBack, Some(id), Some(stream), 0, None);
@@ -317,7 +317,7 @@ impl<B: Backend> Runtime<B> {
         }
         // Refused (the object is not consistent), the eviction changes nothing.
         let (life, log) = self.life_mut(id)?;
-        let d = life.step(|l| l.evicted(log))?;
+        let d = life.evicted(log)?;
         self.policy.on_evict(id);
         self.forget_prefetch(id);
         self.counters.evictions += 1;
@@ -331,7 +331,7 @@ impl<B: Backend> Runtime<B> {
         let host = self.read_back(id, stream)?;
         self.note_copy_back(id, stream);
         let (life, log) = self.life_mut(id)?;
-        life.step(|l| l.synced(host, log))?;
+        life.synced(host, log)?;
         self.events
             .note(EventKind::Sync, Some(id), Some(stream), 0, None);
         self.policy.on_synced(id);

@@ -64,7 +64,7 @@ use crate::stats::{ArenaUsage, Stats};
 
 pub use audit::AuditError;
 use launch::Scratch;
-use objects::{Hot, LifeMut, Objects};
+use objects::{Entry, Objects};
 use space::Space;
 pub use work::{Components, Launch};
 
@@ -280,14 +280,12 @@ impl<B: Backend> Runtime<B> {
         id
     }
 
-    /// The hot part of an object's record (its state, kind, layout and flags).
-    fn entry(&self, id: ObjectId) -> Result<&Hot> {
+    fn entry(&self, id: ObjectId) -> Result<&Entry<B>> {
         self.objects.get(id)
     }
 
-    /// An object's lifecycle, to take a transition on ([`LifeMut::step`]), with the log its
-    /// transitions are counted in.
-    fn life_mut(&mut self, id: ObjectId) -> Result<(LifeMut<'_, B>, &mut TransitionLog)> {
+    /// An object's lifecycle, with the log its transitions are counted in.
+    fn life_mut(&mut self, id: ObjectId) -> Result<(&mut Lifecycle<B>, &mut TransitionLog)> {
         self.objects.life_mut(id)
     }
 
@@ -299,7 +297,7 @@ impl<B: Backend> Runtime<B> {
 
     /// The state of an object.
     pub fn state(&self, id: ObjectId) -> Result<State> {
-        Ok(self.entry(id)?.state())
+        Ok(self.entry(id)?.life.kind())
     }
 
     /// Whether an object is host-backed or GPU-only.
@@ -325,9 +323,8 @@ impl<B: Backend> Runtime<B> {
         let mut seen = self.policy.touch(members);
         for &id in members {
             let e = self.entry(id)?;
-            let resident_now = e.is_resident();
-            seen = seen.wrapping_add(self.objects.touch(id) as u64);
-            if resident_now {
+            seen = seen.wrapping_add(e.touch() as u64);
+            if e.life.is_resident() {
                 resident.push(id);
             }
         }
@@ -347,7 +344,9 @@ impl<B: Backend> Runtime<B> {
     pub fn touch_records(&self, ids: &[ObjectId]) {
         let mut seen = self.policy.touch(ids);
         for id in ids {
-            seen = seen.wrapping_add(self.objects.touch(*id) as u64);
+            if let Some(e) = self.objects.find(*id) {
+                seen = seen.wrapping_add(e.touch() as u64);
+            }
         }
         // Keeps the reads: nothing else uses what they found.
         std::hint::black_box(seen);
@@ -479,7 +478,7 @@ impl<B: Backend> Drop for Runtime<B> {
         let log = &mut self.objects.transitions;
         let resident: Vec<_> = entries
             .into_iter()
-            .filter_map(|(_, life)| match life.released(log).1 {
+            .filter_map(|(_, e)| match e.life.released(log).1 {
                 Left::Device(d) => Some(d),
                 Left::Nothing | Left::WriteBack(_) => None,
             })

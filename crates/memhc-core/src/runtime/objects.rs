@@ -1,21 +1,11 @@
-//! The object table: one record per object, in two dense tables indexed by id.
+//! The object table: one record per object, in one dense table indexed by id.
 //!
-//! A record holds everything the runtime knows about its object, in two parts:
-//!
-//! * the **hot part** ([`Hot`], one cache line, aligned): what every hit, miss and eviction
-//!   reads first: the object's state, kind and layout, whether a prefetch brought it in that
-//!   no launch has used yet, whether the caller will read it, and how often its host vector
-//!   was uploaded;
-//! * the **cold part**: its [lifecycle](crate::lifecycle), which carries the host copy, the
-//!   device copy with the work in flight on it, or a write-back in flight.
-//!
-//! The lifecycle is the state: the hot part's copy of its kind is written by this table after
-//! every change of the lifecycle ([`LifeMut::step`]), and [`Runtime::audit`](super::Runtime::audit)
-//! checks that the two agree for every object. A question about state (is it resident, dirty,
-//! evictable, being written back) reads the hot line only; the cold part is read where its data
-//! is needed (the device copy's blocks, the host copy's values). MemHC's element cache is the
-//! set of records whose state holds a device copy; there is no third table keyed by the same id
-//! to keep in step.
+//! A record holds everything the runtime knows about its object: its kind and layout, its
+//! [lifecycle](crate::lifecycle) state (which carries the host copy, the device copy with the
+//! work in flight on it, or a write-back in flight), whether a prefetch brought it in that
+//! no launch has used yet, and how often its host vector was uploaded. MemHC's element cache
+//! is the set of records whose state holds a device copy; there is no second table keyed by
+//! the same id to keep in step, and a repeated input costs one lookup, not one per table.
 //!
 //! Ids are dense and handed out in order, so records made one after another sit side by side.
 
@@ -29,65 +19,53 @@ use crate::lifecycle::{Lifecycle, TransitionLog};
 use crate::object::{Layout, ObjectId, ObjectKind, State};
 use crate::policy::IdTable;
 
-/// The hot part of an object's record: what a hit, a miss or an eviction reads first, in one
-/// cache line (aligned to one, so that it never straddles two).
-#[derive(Clone, Copy, Debug)]
-#[repr(align(64))]
-pub(super) struct Hot {
+/// What the runtime knows about one object.
+#[derive(Debug)]
+pub(super) struct Entry<B: Backend> {
     pub layout: Layout,
     pub kind: ObjectKind,
-    /// The lifecycle's state, as [`Lifecycle::kind`] gives it; written only by
-    /// [`LifeMut::step`] (and when the object is made).
-    state: State,
     /// Prefetch on: a prefetch brought the object in and no launch has used it yet.
     pub prefetched: bool,
     /// The caller will read it ([`Runtime::expect_read`](super::Runtime::expect_read)).
     pub read_expected: bool,
     /// Uploads of its host vector so far, for registration in place
-    /// ([`Runtime::offer_for_registration`](super::Runtime::offer_for_registration)).
+    /// ([`Runtime::offer_for_registration`](super::Runtime::offer_for_registration)); kept
+    /// here, in the record's padding, rather than in a table of its own that a copy in would
+    /// hash into and grow.
     pub uploads: u32,
+    /// The state, holding the host copy, the device copy or the write-back in flight where
+    /// each exists; changed only by its transitions.
+    pub life: Lifecycle<B>,
 }
 
-impl Hot {
-    /// The object's state.
-    pub fn state(&self) -> State {
-        self.state
+impl<B: Backend> Entry<B> {
+    /// The device copy, if the object is resident.
+    pub fn device(&self) -> Option<&DeviceCopy<B>> {
+        self.life.device()
     }
 
-    /// Whether the object is resident (its state holds a device copy).
-    pub fn is_resident(&self) -> bool {
-        self.state.is_resident()
-    }
-}
-
-/// An object's lifecycle, to change: the hot part's state follows each change.
-pub(super) struct LifeMut<'a, B: Backend> {
-    life: &'a mut Lifecycle<B>,
-    state: &'a mut State,
-}
-
-impl<'a, B: Backend> LifeMut<'a, B> {
-    /// Takes a transition with `f` (or refuses it: the lifecycle then stays as it was), then
-    /// writes the state the lifecycle is in into the hot part.
-    pub fn step<T>(self, f: impl FnOnce(&mut Lifecycle<B>) -> T) -> T {
-        let out = f(self.life);
-        *self.state = self.life.kind();
-        out
-    }
-
-    /// The host copy, in the states where it is valid, to change in place (no transition).
-    pub fn host_mut(self) -> Option<&'a mut HostCopy<B>> {
-        self.life.host_mut()
+    /// Reads what a launch or a release of the object reads first, from each part of the
+    /// record (its state, its layout, its device copy, the first element of its host copy),
+    /// and returns a value that depends on all of it, so that the reads are kept
+    /// ([`Runtime::touch_records`](super::Runtime::touch_records)). A record spans three
+    /// cache lines: reading one field brings in one of them only.
+    pub fn touch(&self) -> usize {
+        let host = self.life.host().and_then(HostCopy::as_slice);
+        let first = host.and_then(<[Complex64]>::first);
+        let host = first.map_or(0, |c| usize::from(c.re == 0.0));
+        let device = self.device().map_or(0, |d| d.blocks.len());
+        (self.life.kind() as usize)
+            ^ self.layout.bytes()
+            ^ usize::from(self.prefetched)
+            ^ host
+            ^ device
     }
 }
 
 /// Every live object's record, the count of transitions taken, and write-backs whose objects
 /// are gone.
 pub(super) struct Objects<B: Backend> {
-    /// The hot part of every record.
-    hot: IdTable<Hot>,
-    /// The cold part: every object's lifecycle, the same ids as `hot`.
-    cold: IdTable<Lifecycle<B>>,
+    table: IdTable<Entry<B>>,
     next_id: u64,
     /// Every lifecycle transition taken or refused.
     pub transitions: TransitionLog,
@@ -99,8 +77,7 @@ pub(super) struct Objects<B: Backend> {
 impl<B: Backend> Default for Objects<B> {
     fn default() -> Self {
         Objects {
-            hot: IdTable::default(),
-            cold: IdTable::default(),
+            table: IdTable::default(),
             next_id: 0,
             transitions: TransitionLog::default(),
             orphans: Vec::new(),
@@ -124,161 +101,108 @@ impl<B: Backend> Objects<B> {
         let id = self.next_id();
         self.next_id += 1;
         let life = life(&mut self.transitions);
-        self.hot.insert(
+        self.table.insert(
             id,
-            Hot {
+            Entry {
                 layout,
                 kind,
-                state: life.kind(),
                 prefetched: false,
                 read_expected: false,
                 uploads: 0,
+                life,
             },
         );
-        self.cold.insert(id, life);
         id
     }
 
-    /// The hot part of `id`'s record, or `UnknownObject`.
-    pub fn get(&self, id: ObjectId) -> Result<&Hot> {
-        self.hot.get(&id).ok_or(Error::UnknownObject(id))
-    }
-
-    /// The hot part of `id`'s record, if it is live.
-    pub fn find(&self, id: ObjectId) -> Option<&Hot> {
-        self.hot.get(&id)
-    }
-
-    /// The hot part of `id`'s record to change, or [`Error::UnknownObject`]. (Its state
-    /// changes only with the lifecycle: [`Objects::life_mut`].)
-    pub fn get_mut(&mut self, id: ObjectId) -> Result<&mut Hot> {
-        self.hot.get_mut(&id).ok_or(Error::UnknownObject(id))
-    }
-
-    /// An object's lifecycle (the cold part of its record), or `UnknownObject`.
-    pub fn life(&self, id: ObjectId) -> Result<&Lifecycle<B>> {
-        self.cold.get(&id).ok_or(Error::UnknownObject(id))
-    }
-
-    /// An object's lifecycle, to change, with the log its transitions are counted in.
-    pub fn life_mut(&mut self, id: ObjectId) -> Result<(LifeMut<'_, B>, &mut TransitionLog)> {
-        match (self.hot.get_mut(&id), self.cold.get_mut(&id)) {
-            (Some(hot), Some(life)) => Ok((
-                LifeMut {
-                    life,
-                    state: &mut hot.state,
-                },
-                &mut self.transitions,
-            )),
-            _ => Err(Error::UnknownObject(id)),
+    /// The record of `id`, or `UnknownObject`.
+    pub fn get(&self, id: ObjectId) -> Result<&Entry<B>> {
+        match self.table.get(&id) {
+            Some(e) => Ok(e),
+            None => Err(Error::UnknownObject(id)),
         }
     }
 
-    /// The host copy of `id` to change in place (no transition), if it is live and holds one.
-    pub fn host_mut(&mut self, id: ObjectId) -> Option<&mut HostCopy<B>> {
-        self.cold.get_mut(&id).and_then(Lifecycle::host_mut)
+    /// The record of `id`, if it is live.
+    pub fn find(&self, id: ObjectId) -> Option<&Entry<B>> {
+        self.table.get(&id)
+    }
+
+    /// The record of `id` to change, if it is live.
+    pub fn find_mut(&mut self, id: ObjectId) -> Option<&mut Entry<B>> {
+        self.table.get_mut(&id)
+    }
+
+    /// The record of `id` to change, or [`Error::UnknownObject`].
+    pub fn get_mut(&mut self, id: ObjectId) -> Result<&mut Entry<B>> {
+        self.table.get_mut(&id).ok_or(Error::UnknownObject(id))
+    }
+
+    /// An object's lifecycle, with the log its transitions are counted in.
+    pub fn life_mut(&mut self, id: ObjectId) -> Result<(&mut Lifecycle<B>, &mut TransitionLog)> {
+        let Some(e) = self.table.get_mut(&id) else {
+            return Err(Error::UnknownObject(id));
+        };
+        Ok((&mut e.life, &mut self.transitions))
     }
 
     /// The state of `id`, if it is live.
     pub fn state(&self, id: ObjectId) -> Option<State> {
-        self.hot.get(&id).map(Hot::state)
+        self.table.get(&id).map(|e| e.life.kind())
     }
 
     /// The device copy of `id`, if it is live and resident.
     pub fn device(&self, id: ObjectId) -> Option<&DeviceCopy<B>> {
-        self.cold.get(&id).and_then(Lifecycle::device)
+        self.table.get(&id).and_then(Entry::device)
     }
 
     /// The device copy of `id` to record work on, if it is live and resident.
     pub fn device_mut(&mut self, id: ObjectId) -> Option<&mut DeviceCopy<B>> {
-        self.cold.get_mut(&id).and_then(Lifecycle::device_mut)
+        self.table.get_mut(&id).and_then(|e| e.life.device_mut())
     }
 
     /// Whether `id` is live and resident.
     pub fn is_resident(&self, id: ObjectId) -> bool {
-        self.hot.get(&id).is_some_and(Hot::is_resident)
+        self.table.get(&id).is_some_and(|e| e.life.is_resident())
     }
 
     /// Whether `id` is live.
     pub fn contains(&self, id: ObjectId) -> bool {
-        self.hot.contains_key(&id)
+        self.table.contains_key(&id)
     }
 
-    /// Takes `id`'s record out of the tables: its hot part and its lifecycle.
-    pub fn remove(&mut self, id: ObjectId) -> Option<(Hot, Lifecycle<B>)> {
-        let hot = self.hot.remove(&id);
-        let life = self.cold.remove(&id);
-        hot.zip(life)
+    /// Takes `id`'s record out of the table.
+    pub fn remove(&mut self, id: ObjectId) -> Option<Entry<B>> {
+        self.table.remove(&id)
     }
 
     /// Clears `id`'s prefetch mark; whether it had one.
     pub fn unmark_prefetched(&mut self, id: ObjectId) -> bool {
-        self.hot
+        self.table
             .get_mut(&id)
             .is_some_and(|e| std::mem::replace(&mut e.prefetched, false))
     }
 
     /// Number of live objects.
     pub fn len(&self) -> usize {
-        self.hot.len()
+        self.table.len()
     }
 
-    /// Every live object's record: its hot part and its lifecycle (a record missing its
-    /// lifecycle, which no change of the tables leaves, is skipped).
-    pub fn iter(&self) -> impl Iterator<Item = (ObjectId, &Hot, &Lifecycle<B>)> {
-        self.hot
-            .iter()
-            .filter_map(|(id, h)| self.cold.get(&id).map(|l| (id, h, l)))
+    /// Every live object's record.
+    pub fn iter(&self) -> impl Iterator<Item = (ObjectId, &Entry<B>)> {
+        self.table.iter()
     }
 
     /// Every resident object's device copy.
     pub fn resident(&self) -> impl Iterator<Item = (ObjectId, &DeviceCopy<B>)> {
-        self.cold
+        self.table
             .iter()
-            .filter_map(|(id, l)| l.device().map(|d| (id, d)))
+            .filter_map(|(id, e)| e.device().map(|d| (id, d)))
     }
 
-    /// The objects whose hot part's state is not their lifecycle's, and the lifecycles with no
-    /// hot part: `(id, hot state, lifecycle state)` (for the audit; empty when all is well).
-    pub fn disagreements(&self) -> Vec<(ObjectId, Option<State>, Option<State>)> {
-        let mut bad: Vec<_> = self
-            .hot
-            .iter()
-            .map(|(id, h)| (id, Some(h.state), self.cold.get(&id).map(Lifecycle::kind)))
-            .filter(|(_, h, l)| h != l)
-            .collect();
-        bad.extend(
-            self.cold
-                .iter()
-                .filter(|(id, _)| !self.hot.contains_key(id))
-                .map(|(id, l)| (id, None, Some(l.kind()))),
-        );
-        bad
-    }
-
-    /// Reads what a launch or a release of `id` reads first, from each part of its record (its
-    /// state and layout, its device copy, the first element of its host copy), and returns a
-    /// value that depends on all of it, so that the reads are kept
-    /// ([`Runtime::touch_records`](super::Runtime::touch_records)); 0 for an unknown id.
-    pub fn touch(&self, id: ObjectId) -> usize {
-        let Some(h) = self.hot.get(&id) else {
-            return 0;
-        };
-        let life = self.cold.get(&id);
-        let host = life.and_then(Lifecycle::host).and_then(HostCopy::as_slice);
-        let first = host.and_then(<[Complex64]>::first);
-        let host = first.map_or(0, |c| usize::from(c.re == 0.0));
-        let device = life
-            .and_then(Lifecycle::device)
-            .map_or(0, |d| d.blocks.len());
-        (h.state as usize) ^ h.layout.bytes() ^ usize::from(h.prefetched) ^ host ^ device
-    }
-
-    /// Empties the tables, handing back every object's lifecycle (the runtime is being
-    /// dropped).
-    pub fn drain(&mut self) -> Vec<(ObjectId, Lifecycle<B>)> {
-        let _ = self.hot.drain();
-        self.cold.drain()
+    /// Empties the table, handing back every record (the runtime is being dropped).
+    pub fn drain(&mut self) -> Vec<(ObjectId, Entry<B>)> {
+        self.table.drain()
     }
 }
 
@@ -286,61 +210,11 @@ impl<B: Backend> Objects<B> {
 mod tests {
     use super::*;
 
-    /// The hot part of a record is one cache line, and a slot of its table too (the
-    /// state's spare values mark an empty slot): what a question about an object's state costs
-    /// in cache lines.
+    /// A record is what a use of a cold object costs in cache lines: keep it in three.
     #[test]
-    fn the_hot_part_is_one_cache_line() {
-        assert_eq!(std::mem::size_of::<Hot>(), 64);
-        assert_eq!(std::mem::align_of::<Hot>(), 64);
-        assert_eq!(std::mem::size_of::<Option<Hot>>(), 64);
-        let cold = std::mem::size_of::<Lifecycle<memhc_host::NullBackend>>();
-        eprintln!("hot part: 64 bytes; cold part (Lifecycle<NullBackend>): {cold} bytes");
-        assert!(cold <= 128, "{cold} bytes");
-    }
-
-    /// The hot part's state follows every transition taken through [`LifeMut::step`], a
-    /// refused one included (the state is then unchanged), and a record whose two parts
-    /// disagree is reported.
-    #[test]
-    fn the_hot_state_follows_the_lifecycle() {
-        type B = memhc_host::NullBackend;
-        let mut objects = Objects::<B>::default();
-        let layout = Layout::new(1, 3).expect("layout");
-        let data = vec![Complex64::new(1.0, 0.0); 3];
-        let id = objects.make(ObjectKind::HostBacked, layout, |log| {
-            Lifecycle::registered(data.into(), log)
-        });
-        let gpu = objects.make(ObjectKind::GpuOnly, layout, Lifecycle::created);
-        assert_eq!(objects.state(id), Some(State::HostValid));
-        assert_eq!(objects.state(gpu), Some(State::Empty));
-        let (life, log) = objects.life_mut(id).expect("live");
-        let written = life.step(|l| l.written_on_device(None, log));
-        assert!(
-            written.is_err(),
-            "not resident: a write needs device memory"
-        );
-        assert_eq!(objects.state(id), Some(State::HostValid));
-        let fresh = crate::device_copy::DeviceCopy::<B> {
-            blocks: smallvec::smallvec![crate::block::Block::Arena {
-                offset: 0,
-                size: 48
-            }],
-            packed: true,
-            hazards: crate::hazards::Hazards::default(),
-        };
-        let (life, log) = objects.life_mut(id).expect("live");
-        let old = life.step(|l| l.written_on_device(Some(fresh), log));
-        assert!(matches!(old, Ok(Some(_))));
-        assert_eq!(objects.state(id), Some(State::DeviceDirty));
-        assert!(objects.is_resident(id) && !objects.is_resident(gpu));
-        assert!(objects.disagreements().is_empty());
-        if let Some(h) = objects.hot.get_mut(&gpu) {
-            h.state = State::Consistent;
-        }
-        assert_eq!(
-            objects.disagreements(),
-            [(gpu, Some(State::Consistent), Some(State::Empty))]
-        );
+    fn a_record_fits_three_cache_lines() {
+        let bytes = std::mem::size_of::<Entry<memhc_host::NullBackend>>();
+        eprintln!("Entry<NullBackend>: {bytes} bytes");
+        assert!(bytes <= 192, "{bytes} bytes");
     }
 }

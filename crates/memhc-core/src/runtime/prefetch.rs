@@ -44,7 +44,7 @@ impl<B: Backend> Runtime<B> {
         if self.config.prefetch.is_some() && self.objects.unmark_prefetched(id) {
             self.counters.prefetch_hits += 1;
         }
-        if self.entry(id)?.state() == State::WritingBack {
+        if self.entry(id)?.life.kind() == State::WritingBack {
             self.land(id)?;
         }
         Ok(())
@@ -81,7 +81,7 @@ impl<B: Backend> Runtime<B> {
     /// without evicting something needed sooner (or nothing evictable); nothing changed but
     /// the free pool.
     fn prefetch_one(&mut self, id: ObjectId, need: u64, copy: usize) -> Result<bool> {
-        if self.entry(id)?.state() == State::WritingBack {
+        if self.entry(id)?.life.kind() == State::WritingBack {
             self.land(id)?;
         }
         let layout = self.entry(id)?.layout;
@@ -137,12 +137,12 @@ impl<B: Backend> Runtime<B> {
             event,
         });
         let (life, log) = self.life_mut(id)?;
-        if let Err(refused) = life.step(|l| l.prefetched(resident, log)) {
+        if let Err(refused) = life.prefetched(resident, log) {
             self.dispose(refused.input)?;
             return Err(refused.error.into());
         }
         self.policy.on_prefetch(id);
-        if let Ok(e) = self.objects.get_mut(id) {
+        if let Some(e) = self.objects.find_mut(id) {
             e.prefetched = true;
         }
         self.counters.prefetches += 1;
@@ -161,9 +161,9 @@ impl<B: Backend> Runtime<B> {
     /// resident and consistent; without prefetch, nothing is.
     pub(super) fn audit_prefetch(&self, bad: &mut Vec<String>) {
         let mut prefetched = 0usize;
-        for (id, e, _) in self.objects.iter().filter(|(_, e, _)| e.prefetched) {
+        for (id, e) in self.objects.iter().filter(|(_, e)| e.prefetched) {
             prefetched += 1;
-            let state = e.state();
+            let state = e.life.kind();
             if state != State::Consistent {
                 bad.push(format!(
                     "{id} is a prefetch still to be used, but is {state:?}"

@@ -115,7 +115,7 @@ impl<B: Backend> Runtime<B> {
             event: event.clone(),
         };
         let (life, log) = self.life_mut(id)?;
-        let mut r = match life.step(|l| l.write_back_issued(write_back, log)) {
+        let mut r = match life.write_back_issued(write_back, log) {
             Ok(r) => r,
             Err(refused) => {
                 self.objects.orphans.push(refused.input);
@@ -147,8 +147,9 @@ impl<B: Backend> Runtime<B> {
     /// With [`Config::pinned_results`](crate::Config::pinned_results) the write-back's host
     /// memory becomes the host copy as it is (no copy out of it).
     pub(super) fn land(&mut self, id: ObjectId) -> Result<()> {
-        let layout = self.objects.get(id)?.layout;
-        let w = self.objects.life(id)?.write_back().ok_or_else(|| {
+        let e = self.objects.get(id)?;
+        let layout = e.layout;
+        let w = e.life.write_back().ok_or_else(|| {
             Error::Internal(format!(
                 "{id} is being written back, but no write-back is in flight"
             ))
@@ -156,13 +157,13 @@ impl<B: Backend> Runtime<B> {
         self.backend.event_synchronize(&w.event.event)?;
         if self.config.pinned_results {
             let (life, log) = self.life_mut(id)?;
-            life.step(|l| l.write_back_kept(layout.elems(), log))?;
+            life.write_back_kept(layout.elems(), log)?;
         } else {
             let mut host = self.host_pool.vecs.take_vec(layout.elems());
             w.buffer.read(0, as_bytes_mut(&mut host))?;
             let (life, log) = self.life_mut(id)?;
             // The copy has completed and is copied out: its host memory goes back to the pool.
-            let w = life.step(|l| l.write_back_landed(host.into(), log))?;
+            let w = life.write_back_landed(host.into(), log)?;
             self.host_pool.put_held(
                 Held {
                     buffer: w.buffer,
