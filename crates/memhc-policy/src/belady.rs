@@ -19,9 +19,6 @@ use smallvec::SmallVec;
 use super::{EvictionPolicy, ResidentView};
 use crate::{IdSet, IdTable, ObjectId};
 
-/// The heaps are compacted when their entries outnumber twice the resident objects plus this.
-const SLACK: usize = 64;
-
 /// Key of an object never used again: larger than every position.
 const NEVER: u64 = u64::MAX;
 
@@ -156,7 +153,7 @@ impl Belady {
     /// object cycling so would pile up entries that no compaction drops.
     fn compact(&mut self) {
         let entries = self.by_next_use.len() + self.never_clean.len() + self.never_dirty.len();
-        if entries <= 2 * self.next_use.len() + SLACK {
+        if entries <= 2 * self.next_use.len() + 64 {
             return;
         }
         let next_use = &self.next_use;
@@ -171,23 +168,6 @@ impl Belady {
             self.never_clean.retain(|id| kept.insert(*id));
             self.never_dirty.retain(|id| kept.insert(*id));
         }
-    }
-
-    /// Gives each heap the capacity compaction bounds it by, so that none grows on the hot
-    /// path: a heap that doubles copies itself into memory no one has touched yet, a cache
-    /// miss per line. While the future runs, the resident objects are among those it names
-    /// (`cursor`) and those resident now; compaction keeps the entries of the three heaps
-    /// together within twice the resident objects plus [`SLACK`] (plus the one pushed last).
-    /// Reserved memory is touched only as a heap fills it.
-    fn reserve_heaps(&mut self) {
-        let objects = self.cursor.len().saturating_add(self.next_use.len());
-        let bound = objects.saturating_mul(2).saturating_add(SLACK + 1);
-        self.by_next_use
-            .reserve(bound.saturating_sub(self.by_next_use.len()));
-        self.never_clean
-            .reserve(bound.saturating_sub(self.never_clean.len()));
-        self.never_dirty
-            .reserve(bound.saturating_sub(self.never_dirty.len()));
     }
 
     /// Marks the next planned use of `id` as done.
@@ -303,7 +283,6 @@ impl EvictionPolicy for Belady {
         self.by_next_use.clear();
         self.never_clean.clear();
         self.never_dirty.clear();
-        self.reserve_heaps();
         for id in resident {
             let _ = self.forget(id);
             self.reposition(id);
@@ -564,30 +543,5 @@ mod tests {
         let mut tracked = p.resident();
         tracked.sort();
         assert_eq!(tracked, [1, 2, 3, 4].map(ObjectId));
-    }
-
-    /// The heaps get their capacity from the future: a run through it grows none of them.
-    #[test]
-    fn a_run_through_the_future_grows_no_heap() {
-        let vectors: Vec<Vec<u64>> = (0..400u64)
-            .map(|v| vec![v % 37, 100 + v, (v * 13) % 91, 100 + v / 2])
-            .collect();
-        let refs: Vec<&[u64]> = vectors.iter().map(Vec::as_slice).collect();
-        let future: Vec<ObjectId> = vectors.iter().flatten().map(|&i| ObjectId(i)).collect();
-        let mut p = Belady::new();
-        p.set_future(&future);
-        let capacities = |p: &Belady| {
-            [
-                p.by_next_use.capacity(),
-                p.never_clean.capacity(),
-                p.never_dirty.capacity(),
-            ]
-        };
-        let before = capacities(&p);
-        // `simulate` gives the future again (the same one): the reservation is made there.
-        let mut q = Belady::new();
-        let out = simulate(&mut q, 24, &refs);
-        assert!(out.evicted.len() > 100, "{} evictions", out.evicted.len());
-        assert_eq!(capacities(&q), before);
     }
 }

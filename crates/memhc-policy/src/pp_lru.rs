@@ -49,11 +49,6 @@ impl EvictionPolicy for PreProtectedLru {
         self.order.reserve(id);
     }
 
-    fn set_future(&mut self, accesses: &[ObjectId]) {
-        // Only to size the recency queue: the order itself ignores the future.
-        self.order.reserve_for(accesses);
-    }
-
     fn on_insert(&mut self, id: ObjectId) {
         self.order.touch(id);
     }

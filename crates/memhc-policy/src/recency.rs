@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 use std::num::NonZeroU64;
 
 use crate::ObjectId;
-use crate::id::{IdSet, IdTable};
+use crate::id::IdTable;
 
 /// Objects ordered from least to most recently used.
 #[derive(Debug, Default)]
@@ -49,21 +49,6 @@ impl Recency {
     /// Makes room for `id`, not present yet (see [`IdTable::reserve`]).
     pub fn reserve(&mut self, id: ObjectId) {
         self.stamp.reserve(id);
-    }
-
-    /// Makes room in the queue for every object of `accesses` (the future, as
-    /// [`EvictionPolicy::set_future`](crate::EvictionPolicy::set_future) gives it) and every
-    /// object present now: at most these are present at once while it runs, and compaction
-    /// keeps the queue within twice the live entries plus [`SLACK`], so with that capacity it
-    /// never grows. A queue that doubles copies itself into memory no one has touched yet, a
-    /// cache miss per line, on the hot path; reserved memory is touched only as the queue
-    /// fills it.
-    pub fn reserve_for(&mut self, accesses: &[ObjectId]) {
-        let mut distinct = IdSet::default();
-        distinct.extend(accesses.iter().filter(|id| !self.contains(**id)));
-        let objects = self.stamp.len().saturating_add(distinct.len());
-        let bound = objects.saturating_mul(2).saturating_add(SLACK + 1);
-        self.queue.reserve(bound.saturating_sub(self.queue.len()));
     }
 
     /// Makes `id` the most recently used (inserting it if absent).
@@ -213,27 +198,5 @@ mod tests {
             }
             assert!(r.queue.len() <= 2 * model.len() + SLACK + 1, "step {step}");
         }
-    }
-
-    /// With the future's objects reserved for, a long sequence of touches and removals of
-    /// those objects never grows the queue.
-    #[test]
-    fn a_reserved_queue_does_not_grow() {
-        let future: Vec<ObjectId> = (0..5000u64).map(|i| ObjectId(i * 7 % 997)).collect();
-        let mut r = Recency::default();
-        r.touch(ObjectId(5000));
-        r.reserve_for(&future);
-        let capacity = r.queue.capacity();
-        assert!(capacity > 2 * 998 + SLACK, "{capacity}");
-        for (step, &id) in future.iter().enumerate() {
-            r.touch(id);
-            if step % 3 == 0 {
-                r.remove(future[step / 2]);
-            }
-            if step % 11 == 0 {
-                r.trim();
-            }
-        }
-        assert_eq!(r.queue.capacity(), capacity);
     }
 }
