@@ -144,6 +144,19 @@ def bench(log, builds):
     return summary, paired, rows, ratios
 
 
+def faults():
+    """{(size, case): [(faults per contraction, kernel share or None)]} from faults.txt."""
+    out = collections.defaultdict(list)
+    pat = re.compile(r"^\s*(\d+) contractions: (\S+)\s+wall .* minor faults\s+(\S+)/contraction, "
+                     r"kernel\s+(\S+) of cpu")
+    for line in open(os.path.join(HERE, "faults.txt"), encoding="utf-8"):
+        m = pat.match(line)
+        if m:
+            share = None if m[4] == "-" else float(m[4].rstrip("%"))
+            out[(int(m[1]), m[2])].append((float(m[3]), share))
+    return out
+
+
 def load():
     vals, times = [], []
     for line in open(os.path.join(HERE, "load.txt"), encoding="utf-8"):
@@ -200,8 +213,9 @@ def main():
     w("  change, not attempted). **Reverted** in `20a6a56`: slower in every case at both sizes")
     w("  (below).")
     w()
-    w("The branch's code is main's again (`git diff 0cf6b81 457051b -- crates` is empty); what")
-    w("it adds is this page and its raw files.")
+    w("The branch's library code is main's again (`git diff 0cf6b81 457051b -- crates` is empty);")
+    w("it adds this page, its raw files, and (`cc551b0`) page-fault counts in the overhead bench's")
+    w("`MEMHC_OVERHEAD_ONCE` mode (below).")
     w()
     w("## Callgrind: last-level misses per contraction")
     w()
@@ -355,11 +369,44 @@ def main():
     above = sum(m > 1 for _, m in res)
     w(f"- **`{RESERVE}`, the reservation**: paired medians above 1 in {above} of the {len(res)}")
     w(f"  case-size cells of the two sets (from {min(m for _, m in res):.3f} to {max(m for _, m in res):.3f});")
-    w("  each is within its rounds' spread, but together they do not show it faster anywhere, and")
-    w("  they lean slower, at 4,000 as well. Callgrind's fewer misses at 64,000 (above) did not")
+    both = [(c, n) for c in cases for n in (4000, 256000)
+            if ratios1[(RESERVE, c, n)]["median"] < 1 and ratios2[(RESERVE, c, n)]["median"] < 1]
+    w(f"  each is within its rounds' spread, and {len(both)} of the {len(cases) * 2} cells are below 1 in both sets: they do")
+    w("  not show it faster anywhere, and lean slower, at 4,000 as well. Callgrind's fewer misses")
+    w("  at 64,000 (above) did not")
     w("  become time; presumably because a table that doubles copies itself in long sequential")
     w("  runs, which a real CPU's prefetcher serves and callgrind counts line by line, and the")
     w("  copies are amortised over the pushes (not measured further).")
+    w()
+    w("## Page faults and kernel time in the timed vectors")
+    w()
+    w("Is the growth the kernel's (page faults as tables grow)? `cc551b0` makes the bench's")
+    w("`MEMHC_OVERHEAD_ONCE` mode print the thread's minor page faults per contraction and the")
+    w("kernel's share of its CPU time (clock ticks), over the same vectors the CPU clock times;")
+    w("three runs of each size, at main's code plus that change (`faults.txt`):")
+    w()
+    w("```")
+    w("cargo bench -p memhc-workload --bench overhead --no-run")
+    w("MEMHC_OVERHEAD_ONCE=1 MEMHC_OVERHEAD_SIZES=4000 <bench binary>     # and 256000, three times each")
+    w("```")
+    w()
+    fl = faults()
+    w("| contractions | case | minor faults per contraction (max of runs) | kernel share of CPU (max of runs with a tick) |")
+    w("|---|---|---|---|")
+    for (size, case), runs in sorted(fl.items()):
+        shares = [sh for _, sh in runs if sh is not None]
+        w(f"| {size:,} | {case} | {max(f for f, _ in runs):.4f} | "
+          + (f"{max(shares):.1f}%" if shares else "no tick") + " |")
+    w()
+    tick_ms = 1000.0 / os.sysconf("SC_CLK_TCK")
+    runs_ms = []
+    for line in open(os.path.join(HERE, "faults.txt"), encoding="utf-8"):
+        m = re.match(r"^\s*256000 contractions: \S+\s+wall .* cpu\s+(\S+) us/contraction", line)
+        if m:
+            runs_ms.append(float(m[1]) * 256000 / 1000.0)
+    w("Page faults are next to none at either size, and the kernel's share small (coarse: a tick")
+    w(f"is {tick_ms:.0f} ms, and the runs at 256,000 took {min(runs_ms):.0f} to {max(runs_ms):.0f} ms of")
+    w("CPU in the timed vectors): the growth is in user space, in the memory accesses themselves.")
     w()
     w("## Behaviour unchanged")
     w()
@@ -378,7 +425,7 @@ def main():
     same = all(d in before for d in digests.values()) and len(before) == 1
     w("The same digest as the last study's builds (`2026-11-28-object-table-2/sweep-counts.sha256`): "
       + ("**yes**." if same else "**no**."))
-    w("The branch's code is main's, so this checks the build, not a change; the sweep was not run")
+    w("The runtime's code is main's, so this checks the build, not a change; the sweep was not run")
     w("at the two reverted commits (their crates' tests passed).")
     w()
     w("## What flat growth still needs")
@@ -411,9 +458,11 @@ def main():
     w(f"   latency, not measured here) that is {MISS_NS * min(extra):.0f} to {MISS_NS * max(extra):.0f} ns, against a")
     w(f"   growth of {min(grow_ns):.0f} to {max(grow_ns):.0f} ns per contraction from 4,000 to 256,000 on the")
     w("   bench (the medians of `rounds.log`). Unless the misses grow much further beyond 64,000,")
-    w("   most of the growth is elsewhere: TLB misses on tables spread over many pages, the")
-    w("   allocator, page faults, none measured here; `perf stat` on the bench's binary, where the")
-    w("   machine allows it, would be the next measurement.")
+    w("   most of the growth is elsewhere. Not in page faults or the kernel (the section before);")
+    w("   so in user-space memory accesses callgrind's model does not price: TLB misses on tables")
+    w("   spread over many pages, and misses a real CPU cannot overlap. This machine's `perf` has")
+    w("   no hardware counters (a virtual machine), so they are not measured here; a machine")
+    w("   with them (`perf stat -e dTLB-load-misses,LLC-load-misses` on the bench) is the next step.")
 
 
 if __name__ == "__main__":
