@@ -6,9 +6,11 @@ number in that page comes from here, none is typed.
     docs/results/2026-11-28-object-table-3/report.py > docs/results/2026-11-28-object-table-3.md
 
 Reads: callgrind/*.out (callgrind with --cache-sim, from scripts/overhead-callgrind.py and
-top.sh; the first are re-annotated by scripts/overhead-callgrind.py, which runs valgrind only
-for a file that is missing), rounds.log (scripts/overhead-growth.sh), load.txt (the 1-minute
-load average, sampled every minute while the rounds ran), sweep-counts-*.json.
+top.sh, annotated again here; the binaries that made them are not kept, so a missing .out is
+an error), rounds.log and rounds-2.log (scripts/overhead-growth.sh), faults.txt (the bench's
+MEMHC_OVERHEAD_ONCE mode), load.txt (the 1-minute load average, sampled every minute while
+the rounds ran), sweep-counts-*.json, and the last study's summary.md and
+sweep-counts.sha256.
 """
 import collections
 import glob
@@ -300,7 +302,7 @@ def main():
     w("`copied_in` is inlined) takes the transition of each input a launch brings in (in the")
     w("fitting cases nothing is evicted, so these are registered inputs used for the first time):")
     w("the new state, which holds the device copy, is written across lines of the record that")
-    w("nothing has read since it was made. The victim's record (`evict_resident`) costs next to")
+    w("are not in cache (write misses). The victim's record (`evict_resident`) costs next to")
     w("nothing. What grows with the queue, then, is the first use of records made long before;")
     w("a hot part does not help it, since a first use writes the state and the device copy")
     cells = [(p, f, size) for p, f in CASES for size in (4000, 64000)]
