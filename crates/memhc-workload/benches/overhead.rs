@@ -16,7 +16,9 @@
 //! * `MEMHC_OVERHEAD_CASES=lru/fits,belady` runs only the cases whose name contains one of
 //!   these;
 //! * `MEMHC_OVERHEAD_ONCE=1` skips criterion and times each case once (for code too slow to
-//!   sample at 256,000 contractions), printing one line per case, with the CPU time too;
+//!   sample at 256,000 contractions), printing one line per case, with the CPU time too, and
+//!   (Linux) the minor page faults per contraction and the share of the thread's CPU time spent
+//!   in the kernel over the same vectors (clock ticks: coarse on a short run);
 //! * `MEMHC_OVERHEAD_CLOCK=cpu` makes criterion time the CPU time the thread spends in the
 //!   vectors (after the first, per contraction; Linux) instead of the run's wall time: the
 //!   same bookkeeping, measured the same on a busy machine as on an idle one.
@@ -110,6 +112,16 @@ fn cpu_ns() -> Option<u64> {
         .ok()
 }
 
+/// The calling thread's minor page faults and its user and system CPU time in clock ticks
+/// (Linux: fields 10, 14 and 15 of `/proc/thread-self/stat`), if the system says.
+fn thread_stat() -> Option<[u64; 3]> {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let field = |n: usize| fields.get(n - 3)?.parse().ok();
+    Some([field(10)?, field(14)?, field(15)?])
+}
+
 /// What one run costs per contraction: its wall time (`wall_s`: vectors, traces, result
 /// reads) divided by its contractions, and the CPU time the thread spent from the end of the
 /// first vector to the end of the last, divided by the contractions in between (the null
@@ -118,6 +130,10 @@ fn cpu_ns() -> Option<u64> {
 struct Cost {
     wall: Duration,
     cpu: Option<Duration>,
+    /// Minor page faults per contraction over the same vectors as `cpu`.
+    faults: Option<f64>,
+    /// The share of the thread's CPU time spent in the kernel over those vectors.
+    system: Option<f64>,
 }
 
 /// Whether criterion should time CPU (`MEMHC_OVERHEAD_CLOCK=cpu`) rather than wall time.
@@ -127,14 +143,15 @@ fn cpu_clock() -> bool {
 
 /// One run's cost per contraction.
 fn per_contraction(q: &Queue, policy: PolicyKind, budget: usize) -> Duration {
-    let c = cost(q, policy, budget);
+    let c = cost(q, policy, budget, false);
     match (cpu_clock(), c.cpu) {
         (true, Some(cpu)) => cpu,
         _ => c.wall,
     }
 }
 
-fn cost(q: &Queue, policy: PolicyKind, budget: usize) -> Cost {
+/// One run's cost; with `stats`, its page faults and kernel share too (`MEMHC_OVERHEAD_ONCE`).
+fn cost(q: &Queue, policy: PolicyKind, budget: usize, stats: bool) -> Cost {
     let spec = RunSpec {
         policy,
         mode: Mode::Optimal,
@@ -148,6 +165,7 @@ fn cost(q: &Queue, policy: PolicyKind, budget: usize) -> Cost {
     };
     let vectors = q.workload.vectors.len();
     let (mut first, mut last) = (None, None);
+    let (mut first_stat, mut last_stat) = (None, None);
     // The clock is read after the first and the last vector only, so as not to slow the run.
     let o = run(
         NullBackend::new(budget),
@@ -155,16 +173,27 @@ fn cost(q: &Queue, policy: PolicyKind, budget: usize) -> Cost {
         &q.analysis,
         &spec,
         &mut |v| {
+            // The counts are read outside the clock's window, and only when asked for.
             if v == 1 {
+                first_stat = stats.then(thread_stat).flatten();
                 first = cpu_ns();
             } else if v == vectors {
                 last = cpu_ns();
+                last_stat = stats.then(thread_stat).flatten();
             }
         },
     )
     .expect("run");
     let between = (vectors.saturating_sub(1) * VECTOR_SIZE).max(1) as u64;
+    let counted = first_stat.zip(last_stat);
+    let faults = counted.map(|(a, b)| b[0].saturating_sub(a[0]) as f64 / between as f64);
+    let system = counted.and_then(|(a, b)| {
+        let (user, sys) = (b[1].saturating_sub(a[1]), b[2].saturating_sub(a[2]));
+        (user + sys > 0).then(|| sys as f64 / (user + sys) as f64)
+    });
     Cost {
+        faults,
+        system,
         wall: Duration::from_secs_f64(o.wall_s / q.contractions as f64),
         cpu: first
             .zip(last)
@@ -183,12 +212,17 @@ fn once() {
             analyse * 1e6
         );
         for (name, policy, budget) in cases(&q) {
-            let c = cost(&q, policy, budget);
+            let c = cost(&q, policy, budget, true);
             let cpu = c
                 .cpu
                 .map_or("-".into(), |t| format!("{:.3}", t.as_secs_f64() * 1e6));
+            let faults = c.faults.map_or("-".into(), |f| format!("{f:.4}"));
+            let system = c
+                .system
+                .map_or("-".into(), |s| format!("{:.1}%", 100.0 * s));
             println!(
-                "{n:>7} contractions: {name:<18} wall {:8.3} us/contraction, cpu {cpu:>8} us/contraction",
+                "{n:>7} contractions: {name:<18} wall {:8.3} us/contraction, cpu {cpu:>8} us/contraction, \
+                 minor faults {faults:>7}/contraction, kernel {system:>6} of cpu",
                 c.wall.as_secs_f64() * 1e6
             );
         }
