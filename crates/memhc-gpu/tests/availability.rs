@@ -9,7 +9,7 @@ mod common;
 use common::assert_clean;
 use common::fake::Fake;
 use memhc_core::{Backend, BackendError};
-use memhc_gpu::{GpuBackend, GpuOptions};
+use memhc_gpu::{GpuBackend, GpuOptions, HostWait};
 
 #[test]
 fn an_absent_device_is_a_one_line_unavailable_error() {
@@ -36,4 +36,19 @@ fn a_present_device_opens_and_says_what_it_is() {
     let b = GpuBackend::<Fake>::with_budget(1 << 30).unwrap();
     assert_eq!(b.budget(), 1 << 30);
     assert_clean(&b);
+}
+
+#[test]
+fn the_way_to_wait_reaches_the_device_it_opens() {
+    for wait in [
+        HostWait::Auto,
+        HostWait::Spin,
+        HostWait::Yield,
+        HostWait::Block,
+    ] {
+        let b = GpuBackend::<Fake>::with_options(GpuOptions::default().host_wait(wait))
+            .expect("the fake device opens");
+        assert_eq!(b.api().host_wait(), wait);
+    }
+    assert_eq!(GpuOptions::default().host_wait, HostWait::Auto);
 }

@@ -59,6 +59,8 @@ pub struct FakeConfig {
     /// Whether the host's staging copies and the device's own work are metered
     /// ([`Stats::host_copy`], [`Stats::device_work`], [`Stats::pinning`]).
     pub meter: bool,
+    /// How host threads were asked to wait ([`DeviceApi::open`]'s `wait`; recorded only).
+    pub host_wait: memhc_gpu::HostWait,
 }
 
 impl Default for FakeConfig {
@@ -70,6 +72,7 @@ impl Default for FakeConfig {
             strict: true,
             compute: true,
             meter: false,
+            host_wait: memhc_gpu::HostWait::Auto,
         }
     }
 }
@@ -144,6 +147,11 @@ impl Device {
 pub struct Fake(Arc<Device>);
 
 impl Fake {
+    /// How host threads were asked to wait when the device was opened.
+    pub fn host_wait(&self) -> memhc_gpu::HostWait {
+        self.0.config.host_wait
+    }
+
     /// A fresh fake device.
     pub fn new(config: FakeConfig) -> Self {
         let state = State {
@@ -413,9 +421,12 @@ impl DeviceApi for Fake {
     type Event = FakeEvent;
     type Blas = FakeBlas;
 
-    fn open(device: usize, _wait: memhc_gpu::HostWait) -> Result<Self, BackendError> {
+    fn open(device: usize, wait: memhc_gpu::HostWait) -> Result<Self, BackendError> {
         if device == 0 {
-            Ok(Fake::new(FakeConfig::default()))
+            Ok(Fake::new(FakeConfig {
+                host_wait: wait,
+                ..FakeConfig::default()
+            }))
         } else {
             Err(BackendError::Unavailable(format!(
                 "no fake device {device}: there is 1"
