@@ -9,6 +9,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use hadron::{
@@ -53,39 +54,12 @@ impl NodeData {
 /// One node's values and the memory they go to ([`materialise_all_into`]).
 pub type Fill<'a> = (&'a NodeData, &'a mut [Complex64]);
 
-/// Fills many nodes' memory at once, on every core: `jobs` pairs each node's data with the
-/// memory its values go to ([`NodeData::materialise_into`]). Each node's values come from its
-/// own seed (or file), so the result is the same on any number of threads; the nodes are dealt
-/// out by size, largest first, to the least loaded thread.
+/// Fills many nodes' memory at once, on every core (rayon's pool): `jobs` pairs each node's
+/// data with the memory its values go to ([`NodeData::materialise_into`]). Each node's values
+/// come from its own seed (or file), so the result is the same on any number of threads.
 pub fn materialise_all_into(jobs: Vec<Fill<'_>>) {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(jobs.len());
-    if threads <= 1 {
-        for (data, out) in jobs {
-            data.materialise_into(out);
-        }
-        return;
-    }
-    let mut jobs = jobs;
-    jobs.sort_by_key(|(_, out)| std::cmp::Reverse(out.len()));
-    // Each thread's elements and nodes.
-    let mut shares: Vec<(usize, Vec<Fill<'_>>)> = (0..threads).map(|_| (0, Vec::new())).collect();
-    for job in jobs {
-        if let Some(least) = shares.iter_mut().min_by_key(|(load, _)| *load) {
-            least.0 += job.1.len();
-            least.1.push(job);
-        }
-    }
-    std::thread::scope(|scope| {
-        for (_, share) in shares {
-            scope.spawn(move || {
-                for (data, out) in share {
-                    data.materialise_into(out);
-                }
-            });
-        }
-    });
+    jobs.into_par_iter()
+        .for_each(|(data, out)| data.materialise_into(out));
 }
 
 /// An initial (host-backed) node.
