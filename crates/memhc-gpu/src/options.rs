@@ -105,6 +105,26 @@ pub enum HostWait {
     Block,
 }
 
+impl HostWait {
+    /// Every way, in the order the documentation lists them.
+    pub const ALL: [HostWait; 4] = [
+        HostWait::Auto,
+        HostWait::Spin,
+        HostWait::Yield,
+        HostWait::Block,
+    ];
+
+    /// The name: `auto`, `spin`, `yield` or `block`.
+    pub fn name(self) -> &'static str {
+        match self {
+            HostWait::Auto => "auto",
+            HostWait::Spin => "spin",
+            HostWait::Yield => "yield",
+            HostWait::Block => "block",
+        }
+    }
+}
+
 /// Options of a [`GpuBackend`](crate::GpuBackend): which device, its budget, and staging.
 /// Fields can be set directly or with the builder methods:
 ///

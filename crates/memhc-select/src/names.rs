@@ -145,15 +145,15 @@ pub const HOST_WAIT_VAR: &str = "MEMHC_GPU_WAIT";
 /// How host threads wait for a GPU, by name: `auto` (the driver's default), `spin`, `yield` or
 /// `block` ([`HostWait`]; spaces around it ignored).
 pub fn host_wait(name: &str) -> Result<HostWait> {
-    match name.trim() {
-        "auto" => Ok(HostWait::Auto),
-        "spin" => Ok(HostWait::Spin),
-        "yield" => Ok(HostWait::Yield),
-        "block" => Ok(HostWait::Block),
-        other => Err(SelectError::UnknownName(format!(
-            "{HOST_WAIT_VAR}: unknown way to wait '{other}' (auto, spin, yield or block)"
-        ))),
-    }
+    let name = name.trim();
+    HostWait::ALL
+        .into_iter()
+        .find(|w| w.name() == name)
+        .ok_or_else(|| {
+            SelectError::UnknownName(format!(
+                "{HOST_WAIT_VAR}: unknown way to wait '{name}' (auto, spin, yield or block)"
+            ))
+        })
 }
 
 /// [`host_wait`] of [`HOST_WAIT_VAR`], or [`HostWait::Auto`] where it is not set.
