@@ -81,6 +81,12 @@ def rates(folder):
     return zgemm, bus
 
 
+def rates_line(zgemm, bus):
+    """The one-line statement of the rates a floor is computed from."""
+    return (f"bus {bus / 1e9:.1f} GB/s; zgemm rate (TFLOPS) by N: "
+            + ", ".join(f"{n}: {zgemm[n] / 1e12:.1f}" for n in sorted(zgemm)))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("gpu", nargs="+")
@@ -95,8 +101,7 @@ def main():
             model[(key(r), schedule(r))] = r
     if not gpu:
         sys.exit("gpu-datapath-table: no datapath-*.json records in " + ", ".join(a.gpu))
-    print(f"bus {bus / 1e9:.1f} GB/s; zgemm rate (TFLOPS) by N: "
-          + ", ".join(f"{n}: {zgemm[n] / 1e12:.1f}" for n in sorted(zgemm)))
+    print(rates_line(zgemm, bus))
     least = {}
     for r in gpu:
         h2d, d2h = least.get(point(r), (r["h2d_bytes"], r["d2h_bytes"]))

@@ -125,8 +125,7 @@ def main():
     records = [r for d in a.dirs for r in datapath.load_records(d, "floor-")]
     if not records:
         sys.exit("gpu-floor-rounds: no floor-*.json records in " + ", ".join(a.dirs))
-    print(f"bus {bus / 1e9:.1f} GB/s; zgemm rate (TFLOPS) by N: "
-          + ", ".join(f"{n}: {zgemm[n] / 1e12:.1f}" for n in sorted(zgemm)))
+    print(datapath.rates_line(zgemm, bus))
     print()
     floor_table(records, zgemm, bus)
     for d in a.dirs:
