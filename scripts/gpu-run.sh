@@ -45,6 +45,10 @@
 #   wait         host CPU per contraction on the direct path (N = 128 and 384) with the driver's
 #                default wait and with MEMHC_GPU_WAIT=block (threads sleep while they wait), two
 #                rounds of each, interleaved, $WAIT_RUNS runs per round (default 3)
+#   host128      where the host's time goes on the direct path at N = 128 (issue 29's unmet host
+#                target): 20 and 80 vectors (a cost per run against one per contraction), the
+#                driver's default wait and MEMHC_GPU_WAIT=block, each under scripts/thread-cpu.py
+#                (the CPU time of every thread, sampled), and one --timeline of each wait
 #   corr-paper   memhc run timings (alone on the GPU, median of $SYNTH_RUNS runs) at the paper's
 #                tensor sizes: a1_rhopi at N = 128 and f0d2 at N = 256, optimal, naive and
 #                unified with pageable host memory, optimal on the direct data path
@@ -303,6 +307,22 @@ for stage in "$@"; do
             for f in "$dir"/wait-*.json; do
                 echo "### $(basename "$f")"; python3 scripts/per-contraction.py "$f"
             done | tee "$dir/wait.md" ;;
+        host128)
+            for w in auto block; do
+                for nv in 20 80; do
+                    MEMHC_GPU_WAIT=$w step "host128-$w-v$nv" python3 scripts/thread-cpu.py \
+                        "$dir/threads-host128-$w-v$nv.jsonl" -- "$bin/memhc-synth" --backend "$backend" \
+                        --tensor-size 128 --vector-size 16 --vectors $nv --repeat 0.5 \
+                        --mode optimal $direct --runs "$runs" --json "$dir/host128-$w-v$nv.json"
+                done
+                MEMHC_GPU_WAIT=$w step "host128-timeline-$w" "$bin/memhc-synth" --backend "$backend" \
+                    --tensor-size 128 --vector-size 16 --vectors 20 --repeat 0.5 --mode optimal \
+                    $direct --json "$dir/host128-timeline-$w.json" \
+                    --timeline "$dir/timeline-host128-$w.json"
+            done
+            for f in "$dir"/host128-*-v*.json; do
+                echo "### $(basename "$f")"; python3 scripts/per-contraction.py "$f"
+            done | tee "$dir/host128.md" ;;
         corr-paper)
             for spec in a1_rhopi:128 f0d2:256; do
                 preset=${spec%%:*}; n=${spec##*:}
@@ -357,7 +377,7 @@ for stage in "$@"; do
             table table1 --repeat 0.5 --oversub 0.5 --sweep vector-size=8,16,32,64
             table table2 --repeat 0.5 --vector-size 64 --sweep oversub=0.5,1,1.5
             table table3 --oversub 0.5 --vector-size 64 --sweep repeat=0.25,0.5,0.75,1 ;;
-        *) echo "gpu-run: unknown stage $stage (env check tests verify corr sanitize limits contraction register fig7 tables synth profile cpu compare synth-vsize synth-tables datapath datapath-vsize profile-direct floor-rounds wait corr-paper all)" >&2; exit 2 ;;
+        *) echo "gpu-run: unknown stage $stage (env check tests verify corr sanitize limits contraction register fig7 tables synth profile cpu compare synth-vsize synth-tables datapath datapath-vsize profile-direct floor-rounds wait host128 corr-paper all)" >&2; exit 2 ;;
     esac
 done
 if [ -d "$CRITERION_HOME" ]; then
