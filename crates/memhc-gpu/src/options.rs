@@ -44,19 +44,21 @@ impl Default for StagingLimits {
 /// staged: when it is at least [`RegisterRule::min_bytes`] long and expected to be copied at
 /// least [`RegisterRule::min_copies`] times.
 ///
-/// The defaults come from the modelled H100 ([`ModelParams::h100`](crate::model::ModelParams::h100)):
-/// registering costs the host about `bytes / register_rate` once (3 GB/s, the rate measured
-/// for page-locking new memory on the H100 host), after which a copy is one DMA (55 GB/s);
-/// a staged copy takes its staging, `bytes / staging_write_rate` (16.8 GB/s, split over
-/// threads; its DMAs overlap it). Registration pays once the copies' savings exceed it: from
-/// the ninth copy on ([`ModelParams::register_break_even`](crate::model::ModelParams::register_break_even)).
-/// Below one staging chunk (8 MiB) the driver calls' fixed costs weigh more and the copies are
-/// single-threaded; such buffers are staged. Modelled only: not measured on a GPU.
+/// The defaults come from the modelled H100 ([`ModelParams::h100`](crate::model::ModelParams::h100)),
+/// whose registration rate is the H100's: registering and unregistering costs the host about
+/// `bytes / register_rate` (8.2 GB/s), after which a copy is one DMA (55 GB/s); a staged copy
+/// takes its staging, `bytes / staging_write_rate` (16.8 GB/s, split over threads; its DMAs
+/// overlap it). Registration pays once the copies' savings exceed it: from the fourth copy on
+/// ([`ModelParams::register_break_even`](crate::model::ModelParams::register_break_even)).
+/// Measured on the H100 (`docs/results/2026-11-28-h100-3.md`, memhc-cuda's `register` bench):
+/// the break-even is 3.1 copies at 8 MiB and 4.7 at 64 MiB (registered / staged at 4 copies:
+/// 0.97 and 1.02; at 16 copies: 0.55 and 0.61), and 5.1 at 1 MiB, where the driver calls'
+/// fixed costs weigh more: buffers below one staging chunk (8 MiB) are staged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RegisterRule {
     /// The smallest buffer registered, bytes; default 8 MiB.
     pub min_bytes: usize,
-    /// The fewest expected copies for which a buffer is registered; default 9. `usize::MAX`
+    /// The fewest expected copies for which a buffer is registered; default 4. `usize::MAX`
     /// never registers.
     pub min_copies: usize,
 }
@@ -65,7 +67,7 @@ impl Default for RegisterRule {
     fn default() -> Self {
         RegisterRule {
             min_bytes: 8 << 20,
-            min_copies: 9,
+            min_copies: 4,
         }
     }
 }

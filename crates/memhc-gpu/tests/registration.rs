@@ -31,10 +31,10 @@ fn words(bytes: usize, seed: u64) -> Vec<u64> {
 fn the_rule_registers_large_buffers_copied_often_and_leaves_the_rest() {
     let b = common::backend(FakeConfig::default(), GpuOptions::default());
     let rule = b.options().register;
-    assert_eq!((rule.min_bytes, rule.min_copies), (8 * MIB, 9));
+    assert_eq!((rule.min_bytes, rule.min_copies), (8 * MIB, 4));
     for (bytes, copies, registered) in [
-        (8 * MIB, 9, true),
-        (8 * MIB, 8, false),
+        (8 * MIB, 4, true),
+        (8 * MIB, 3, false),
         (8 * MIB - 8, 100, false),
         (36 * MIB, 1, false),
     ] {

@@ -126,9 +126,11 @@ pub struct ModelParams {
     /// its 32 MiB staging buffer was first pinned, against 4.1 ms otherwise).
     pub pin_rate: f64,
     /// The host's rate page-locking the caller's pageable memory in place (`cuMemHostRegister`,
-    /// [`GpuBackend::register_pageable`](crate::GpuBackend::register_pageable)). Default: 3 GB/s,
-    /// [`ModelParams::pin_rate`]'s measurement (an assumption: registration locks and maps
-    /// every page as allocation does; not measured on its own).
+    /// [`GpuBackend::register_pageable`](crate::GpuBackend::register_pageable)), its
+    /// unregistration included. Default: 8.2 GB/s, measured on the H100
+    /// (`2026-11-28-h100-3.md`: memhc-cuda's `register` bench, a 64 MiB buffer registered,
+    /// copied 1, 4 and 16 times and unregistered; the fixed part of the least-squares line,
+    /// 8.16 ms, printed by `scripts/register-rule.py`).
     pub register_rate: f64,
     /// Host time of a device allocation (`cuMemAlloc`). Default: 20 µs (assumed).
     pub malloc_s: f64,
@@ -188,7 +190,7 @@ impl ModelParams {
             staging_read_rate: 5.4 * GB,
             staging_read_rate_small: 2.18 * GB,
             pin_rate: 3.0 * GB,
-            register_rate: 3.0 * GB,
+            register_rate: 8.2 * GB,
             malloc_s: 20e-6,
             free_s: 20e-6,
             free_synchronizes: true,
@@ -389,7 +391,7 @@ impl ModelParams {
     /// time than staging every copy: a staged copy takes `max(staging, DMA)` (the pieces'
     /// staging overlaps their DMAs), a registered one the DMA, so registration pays once the
     /// copies' savings exceed it. The break-even behind [`RegisterRule`](crate::RegisterRule)'s
-    /// default: 9 at the H100 defaults from 8 MiB on (3 GB/s registration against staging at
+    /// default: 4 at the H100 defaults from 8 MiB on (8.2 GB/s registration against staging at
     /// 16.8 GB/s, a copy at 50 GB/s: the bus's 55 at [`ModelParams::h2d_copy_share`]). `usize::MAX` if staging is never slower than the DMA.
     pub fn register_break_even(&self, bytes: usize) -> usize {
         let dma = self.copy_latency_s + bytes as f64 / (self.h2d_bandwidth * self.h2d_copy_share);
@@ -546,11 +548,11 @@ mod tests {
     }
 
     #[test]
-    fn registration_pays_from_nine_copies_at_the_h100_defaults() {
+    fn registration_pays_from_four_copies_at_the_h100_defaults() {
         let p = ModelParams::h100();
         for bytes in [8 << 20, 36 << 20, 600 << 20] {
             let n = p.register_break_even(bytes);
-            assert_eq!(n, 9, "{bytes} bytes");
+            assert_eq!(n, 4, "{bytes} bytes");
             let dma = p.copy_latency_s + bytes as f64 / (p.h2d_bandwidth * p.h2d_copy_share);
             let saving = p.staging_s(bytes, true) - dma;
             assert!(n as f64 * saving > p.register_s(bytes));
