@@ -45,14 +45,15 @@ def main():
                 pts.append((k, median_ms(sub)))
             series[kind] = sorted(pts)
         rows.append((size, series))
-    print("| buffer | staged: fixed + per copy | registered: fixed + per copy | break-even (copies) | registered / staged at 1, 4, 16 copies |")
-    print("|---|---|---|---|---|")
+    print("| buffer | staged: fixed + per copy | registered: fixed + per copy | per copy, staged / registered | break-even (copies) | registered / staged at 1, 4, 16 copies |")
+    print("|---|---|---|---|---|---|")
     for size, s in sorted(rows):
         fs, ps = fit(s["staged"])
         fr, pr = fit(s["registered"])
         even = (fr - fs) / (ps - pr) if ps > pr else float("inf")
         ratios = ", ".join(f"{r / t:.2f}" for (_, t), (_, r) in zip(s["staged"], s["registered"]))
-        print(f"| {size / 2**20:g} MiB | {fs:.3f} + {ps:.3f} ms | {fr:.3f} + {pr:.3f} ms | {even:.1f} | {ratios} |")
+        rate = lambda per: f"{size / (per * 1e-3) / 1e9:.1f} GB/s"
+        print(f"| {size / 2**20:g} MiB | {fs:.3f} + {ps:.3f} ms | {fr:.3f} + {pr:.3f} ms | {rate(ps)} / {rate(pr)} | {even:.1f} | {ratios} |")
 
 
 if __name__ == "__main__":
