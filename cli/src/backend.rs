@@ -49,10 +49,14 @@ pub struct Ran {
     pub stats: Stats,
     /// With [`Config::events`]: the event log and the backend's timeline of its work.
     pub log: Option<(EventLog, Vec<WorkSpan>)>,
-    /// Seconds from the runtime's creation on the opened backend to the end of its work: the
-    /// run itself, without opening the backend (on a GPU, creating the context and the BLAS
-    /// handle takes a large share of a small run).
+    /// Seconds of the queue: from its first stage to the end of the device's work
+    /// ([`memhc_corr::Loaded::run`] and the final synchronisation), as memhc-synth's `wall_s`.
     pub wall_s: f64,
+    /// Seconds from the runtime's creation on the opened backend to the queue's start
+    /// ([`memhc_corr::load_onto`]: the nodes' values read or generated and registered, the
+    /// products created, the future announced), without opening the backend (on a GPU,
+    /// creating the context and the BLAS handle takes a large share of a small run).
+    pub load_s: f64,
 }
 
 /// One run of a plan, on whichever backend.
@@ -71,13 +75,18 @@ impl WithBackend for PlanRun<'_> {
         let start = Instant::now();
         let rt = Runtime::new(backend, self.config).map_err(|e| e.to_string())?;
         let mut engine = Engine::new(rt);
-        let values = memhc_corr::run_with(self.plan, &mut engine, self.pinned, self.progress)
+        let loaded = memhc_corr::load_onto(self.plan, &mut engine, self.pinned)
+            .map_err(|e| e.to_string())?;
+        let load_s = start.elapsed().as_secs_f64();
+        let queue = Instant::now();
+        let values = loaded
+            .run(self.plan, &mut engine, self.progress)
             .map_err(|e| e.to_string())?;
         engine
             .runtime_mut()
             .synchronize()
             .map_err(|e| e.to_string())?;
-        let wall_s = start.elapsed().as_secs_f64();
+        let wall_s = queue.elapsed().as_secs_f64();
         let spans = match timed {
             true => engine.runtime().backend().take_timeline(),
             false => Vec::new(),
@@ -88,6 +97,7 @@ impl WithBackend for PlanRun<'_> {
             stats: engine.runtime().stats(),
             log,
             wall_s,
+            load_s,
         })
     }
 }
@@ -122,9 +132,26 @@ pub fn run_on(
     ran.output
 }
 
+/// Every run's times, in the order they ran.
+pub struct Times {
+    /// Each run's [`Ran::wall_s`] (the queue).
+    pub wall_s: Vec<f64>,
+    /// Each run's [`Ran::load_s`] (loading before the queue).
+    pub load_s: Vec<f64>,
+}
+
+impl Times {
+    /// The median of `values` (the upper one of an even count; 0 for none).
+    pub fn median(values: &[f64]) -> f64 {
+        let mut sorted = values.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        sorted.get(sorted.len() / 2).copied().unwrap_or(0.0)
+    }
+}
+
 /// Runs `plan` `runs` times (at least once), each on a fresh backend as [`run_on`] does, and
 /// returns the first run (its correlators, statistics and event log: the counts are the same in
-/// every run) with every run's wall time, in order.
+/// every run) with every run's times.
 pub fn run_times(
     choice: BackendChoice,
     budget: usize,
@@ -133,13 +160,18 @@ pub fn run_times(
     plan: &Plan,
     runs: usize,
     progress: &mut dyn FnMut(Progress),
-) -> Result<(Ran, Vec<f64>), String> {
+) -> Result<(Ran, Times), String> {
     let first = run_on(choice, budget, config.clone(), pinned, plan, progress)?;
-    let mut walls = vec![first.wall_s];
+    let mut times = Times {
+        wall_s: vec![first.wall_s],
+        load_s: vec![first.load_s],
+    };
     for _ in 1..runs {
-        walls.push(run_on(choice, budget, config.clone(), pinned, plan, progress)?.wall_s);
+        let ran = run_on(choice, budget, config.clone(), pinned, plan, progress)?;
+        times.wall_s.push(ran.wall_s);
+        times.load_s.push(ran.load_s);
     }
-    Ok((first, walls))
+    Ok((first, times))
 }
 
 /// `memhc campaign`'s runner of `--backend NAME`: the host reference device, or a GPU

@@ -367,9 +367,10 @@ fn execute(cli: Cli) -> Result<(), String> {
             // A failing run leaves no output file behind.
             let mut written = Written::default();
             println!(
-                "{:<8} {:<10} {:>9} {:>12} {:>12} {:>8} {:>8} {:>10} {:>10}",
+                "{:<8} {:<10} {:>9} {:>9} {:>12} {:>12} {:>8} {:>8} {:>10} {:>10}",
                 "policy",
                 "mode",
+                "load_s",
                 "wall_s",
                 "h2d_bytes",
                 "d2h_bytes",
@@ -394,7 +395,7 @@ fn execute(cli: Cli) -> Result<(), String> {
                         ProgressStyle::with_template("{bar:40} {pos}/{len} stages {elapsed}")
                             .unwrap_or_else(|_| ProgressStyle::default_bar()),
                     );
-                    let (ran, walls) = backend::run_times(
+                    let (ran, times) = backend::run_times(
                         backend,
                         budget as usize,
                         &config,
@@ -406,14 +407,14 @@ fn execute(cli: Cli) -> Result<(), String> {
                     let backend::Ran {
                         values, stats, log, ..
                     } = ran;
-                    let mut sorted = walls.clone();
-                    sorted.sort_by(f64::total_cmp);
-                    let wall = sorted[sorted.len() / 2];
+                    let wall = backend::Times::median(&times.wall_s);
+                    let load = backend::Times::median(&times.load_s);
                     bar.finish_and_clear();
                     println!(
-                        "{:<8} {:<10} {:>9.3} {:>12} {:>12} {:>8} {:>8} {:>10} {:>10}",
+                        "{:<8} {:<10} {:>9.3} {:>9.3} {:>12} {:>12} {:>8} {:>8} {:>10} {:>10}",
                         p.name(),
                         m.name(),
+                        load,
                         wall,
                         stats.h2d_bytes,
                         stats.d2h_bytes,
@@ -457,7 +458,8 @@ fn execute(cli: Cli) -> Result<(), String> {
                     records.push(serde_json::json!({
                         "policy": p.name(), "mode": m.name(), "budget": budget, "wall_s": wall,
                         "host_memory": host_memory.name(), "prefetch": prefetch,
-                        "runs": runs, "wall_s_runs": walls,
+                        "runs": runs, "wall_s_runs": times.wall_s,
+                        "load_s": load, "load_s_runs": times.load_s,
                         "gemm_calls": stats.gemm_calls, "plan": report, "stats": stats,
                     }));
                 }

@@ -60,5 +60,5 @@ pub use format::{
 pub use io::{load, parse, save};
 pub use output::{CorrelatorValues, Correlators, OutputForm, Value};
 pub use plan::{Operand, Order, Plan, PlanOptions, PlanReport, Stage, plan};
-pub use run::{Progress, run, run_with};
+pub use run::{Loaded, Progress, load_onto, run, run_with};
 pub use validate::is_valid_id;

@@ -234,3 +234,38 @@ fn baryon_views_mean_what_the_format_says() {
     assert!(p.report.traces < off.report.traces);
     assert!(p.report.contractions < off.report.contractions);
 }
+
+/// `load_onto` loads and queues nothing; `Loaded::run` is the whole queue: together they give
+/// what `run` gives, with the node data (read on every core) equal to each node's own values.
+#[test]
+fn loading_queues_nothing_and_the_queue_alone_agrees_with_the_reference() {
+    let m = checked(4);
+    let p = plan(&m, &PlanOptions::default()).unwrap();
+    let want = reference::correlators(&m).unwrap();
+    for pinned in [false, true] {
+        let config = Config::for_mode(Mode::Optimal).with_direct_host(pinned);
+        let rt = Runtime::new(HostBackend::new(1 << 30), config.with_budget(1 << 30)).unwrap();
+        let mut engine = Engine::new(rt);
+        let loaded = memhc_corr::load_onto(&p, &mut engine, pinned).unwrap();
+        let s = engine.runtime().stats();
+        assert_eq!(
+            (s.h2d_bytes, s.d2h_bytes, s.gemm_calls, s.misses),
+            (0, 0, 0, 0),
+            "pinned {pinned}: loading moved or computed something"
+        );
+        // Every used node's registered values are its own, whichever thread made them.
+        let mut used = 0;
+        for (n, node) in m.nodes.iter().enumerate() {
+            if let Some(id) = loaded.node(n) {
+                let got = engine.runtime_mut().read(id).unwrap().to_vec();
+                assert_eq!(got, node.values().unwrap().as_slice(), "node {}", node.id);
+                used += 1;
+            }
+        }
+        assert_eq!(used, p.used_nodes().len());
+        let got = loaded.run(&p, &mut engine, &mut |_| {}).unwrap();
+        engine.runtime().audit().unwrap();
+        assert!(got.max_relative_error(&want) < 1e-12, "pinned {pinned}");
+        assert!(engine.runtime().stats().gemm_calls > 0);
+    }
+}
