@@ -47,7 +47,7 @@ def windows(samples, runs, busy=4, gap=0.05):
         if first_tid is None and threads:
             first_tid = min(threads, key=int)
         active = 0
-        for tid, (_, ns) in threads.items():
+        for tid, (_, ns, *_) in threads.items():
             if tid != first_tid and ns - prev.get(tid, ns) > 0:
                 active += 1
             prev[tid] = ns
@@ -64,7 +64,7 @@ def cpu_in(samples, lo, hi, main):
     """CPU seconds per group (main, cuda, other) between times lo and hi."""
     before, after = {}, {}
     for r in samples:
-        for tid, (comm, ns) in r["threads"].items():
+        for tid, (comm, ns, *_) in r["threads"].items():
             if r["t"] <= lo:
                 before[tid] = (comm, ns)
             if r["t"] <= hi:
