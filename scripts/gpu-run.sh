@@ -49,6 +49,11 @@
 #                target): 20 and 80 vectors (a cost per run against one per contraction), the
 #                driver's default wait and MEMHC_GPU_WAIT=block, each under scripts/thread-cpu.py
 #                (the CPU time of every thread, sampled), and one --timeline of each wait
+#   host128-ab   the direct path at N = 128, 80 vectors: tiled copies per component (16 2D
+#                copies a meson node) or per block column (4 3D copies; MEMHC_GPU_TILED), device
+#                blocks from the driver when needed (handover) or one arena (--alloc arena),
+#                $AB_ROUNDS rounds (default 3) with the four settings interleaved, $AB_RUNS runs
+#                each (default 2); scripts/host-ab.py prints the table
 #   corr-paper   memhc run timings (alone on the GPU, median of $SYNTH_RUNS runs) at the paper's
 #                tensor sizes: a1_rhopi at N = 128 and f0d2 at N = 256, optimal, naive and
 #                unified with pageable host memory, optimal on the direct data path
@@ -323,6 +328,18 @@ for stage in "$@"; do
             for f in "$dir"/host128-*-v*.json; do
                 echo "### $(basename "$f")"; python3 scripts/per-contraction.py "$f"
             done | tee "$dir/host128.md" ;;
+        host128-ab)
+            for round in $(seq 1 "${AB_ROUNDS:-3}"); do
+                for tiled in component column; do
+                    for alloc in handover arena; do
+                        MEMHC_GPU_TILED=$tiled step "host128-$tiled-$alloc-$round" "$bin/memhc-synth" \
+                            --backend "$backend" --tensor-size 128 --vector-size 16 --vectors 80 \
+                            --repeat 0.5 --mode optimal --alloc $alloc $direct --runs "${AB_RUNS:-2}" \
+                            --json "$dir/host128-$tiled-$alloc-$round.json"
+                    done
+                done
+            done
+            python3 scripts/host-ab.py "$dir" | tee "$dir/host128-ab.md" ;;
         corr-paper)
             for spec in a1_rhopi:128 f0d2:256; do
                 preset=${spec%%:*}; n=${spec##*:}
@@ -377,7 +394,7 @@ for stage in "$@"; do
             table table1 --repeat 0.5 --oversub 0.5 --sweep vector-size=8,16,32,64
             table table2 --repeat 0.5 --vector-size 64 --sweep oversub=0.5,1,1.5
             table table3 --oversub 0.5 --vector-size 64 --sweep repeat=0.25,0.5,0.75,1 ;;
-        *) echo "gpu-run: unknown stage $stage (env check tests verify corr sanitize limits contraction register fig7 tables synth profile cpu compare synth-vsize synth-tables datapath datapath-vsize profile-direct floor-rounds wait host128 corr-paper all)" >&2; exit 2 ;;
+        *) echo "gpu-run: unknown stage $stage (env check tests verify corr sanitize limits contraction register fig7 tables synth profile cpu compare synth-vsize synth-tables datapath datapath-vsize profile-direct floor-rounds wait host128 host128-ab corr-paper all)" >&2; exit 2 ;;
     esac
 done
 if [ -d "$CRITERION_HOME" ]; then
