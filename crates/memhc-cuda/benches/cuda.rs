@@ -11,7 +11,11 @@
 //!   from it to `layered` is the runtime's own. `zgemm-one` is one ZGEMM of order `4N`, the
 //!   same flops: what `layered` issues since meson nodes are tiled on the device (issue 30,
 //!   `docs/results/2026-11-27-one-gemm-layout.md`), so `layered` against it is the runtime's
-//!   cost and `zgemm-one` against `zgemm-strided` the layout's gain.
+//!   cost and `zgemm-one` against `zgemm-strided` the layout's gain. `zgemm3m-one` is that
+//!   product with three real products instead of four (`cublasZgemm3m`,
+//!   `ComplexGemm::Gauss`), and `layered-gauss` the contraction on a backend opened with it
+//!   (`MEMHC_GPU_GEMM=gauss`); both are left out, with a line saying why, where cuBLAS has no
+//!   `cublasZgemm3m`.
 //! * `fig7/N=<n>/vsize=<v>/repeat=<r>`: the synthetic workload end to end, `optimal` against
 //!   `naive` and `unified` (managed memory), at the points of MemHC Fig. 7 (N = 384 and 192,
 //!   vector size 16 with repeated rate 0 to 1; vector sizes 1 to 32 at repeated rate 1).
@@ -46,6 +50,7 @@ use memhc_core::backend::gemm::{DeviceRef, GemmShape, StridedBatch};
 use memhc_core::backend::{Backend, as_bytes};
 use memhc_core::{BackendError, Config, Mode, PolicyKind, Runtime};
 use memhc_cuda::CudaBackend;
+use memhc_gpu::{ComplexGemm, GpuOptions};
 use memhc_workload::run::{RunSpec, peak_without_eviction, run};
 use memhc_workload::{SynthParams, Workload, generate};
 
@@ -80,6 +85,16 @@ fn contraction(c: &mut Criterion) {
     };
     eprintln!("device: {}", backend.name());
     let mut engine = Engine::new(Runtime::new(backend, Config::default()).unwrap());
+    // A second backend whose one-product GEMMs take three real products (`zgemm3m-one`,
+    // `layered-gauss`), where cuBLAS has them.
+    let gauss = CudaBackend::with_options(GpuOptions::default().complex_gemm(ComplexGemm::Gauss));
+    let mut gauss = match gauss {
+        Ok(g) => Some(Engine::new(Runtime::new(g, Config::default()).unwrap())),
+        Err(e) => {
+            eprintln!("no zgemm3m-one, layered-gauss: {e}");
+            None
+        }
+    };
     for n in [128usize, 192, 256, 384] {
         let shape = NodeShape::meson(n).unwrap();
         let flops = 64 * 8 * (n as u64).pow(3);
@@ -162,14 +177,45 @@ fn contraction(c: &mut Criterion) {
                     b.stream_synchronize(&stream).unwrap();
                 })
             });
+            // The same product of order 4N with three real products, on the second backend.
+            if let Some(g) = gauss.as_ref().map(|g| g.runtime().backend()) {
+                let gs = g.create_stream().unwrap();
+                let bytes = 16 * e * 16;
+                let (ga, gb, gc) = (
+                    g.alloc(bytes).unwrap(),
+                    g.alloc(bytes).unwrap(),
+                    g.alloc(bytes).unwrap(),
+                );
+                g.copy_h2d(&gs, as_bytes(x.as_slice()), &ga, 0).unwrap();
+                g.copy_h2d(&gs, as_bytes(y.as_slice()), &gb, 0).unwrap();
+                let one3m = StridedBatch {
+                    a: DeviceRef::new(&ga, 0),
+                    stride_a: 0,
+                    b: DeviceRef::new(&gb, 0),
+                    stride_b: 0,
+                    c: DeviceRef::new(&gc, 0),
+                    stride_c: 0,
+                    count: 1,
+                };
+                group.bench_function("zgemm3m-one", |bench| {
+                    bench.iter(|| {
+                        g.gemm_strided_batched(&gs, &whole, &one3m).unwrap();
+                        g.stream_synchronize(&gs).unwrap();
+                    })
+                });
+                g.stream_synchronize(&gs).unwrap();
+                for buf in [ga, gb, gc] {
+                    g.free(buf).unwrap();
+                }
+            }
             b.stream_synchronize(&stream).unwrap();
             for buf in [ab, bb, cb] {
                 b.free(buf).unwrap();
             }
         }
 
-        let a = engine.register(x).unwrap();
-        let b = engine.register(y).unwrap();
+        let a = engine.register(x.clone()).unwrap();
+        let b = engine.register(y.clone()).unwrap();
         let out = engine.create(shape.clone()).unwrap();
         let contraction = Contraction::new(a, b, Arc::new(SpinMapping::meson4x4()));
         for (name, acc) in [
@@ -186,6 +232,21 @@ fn contraction(c: &mut Criterion) {
         }
         for id in [a, b, out] {
             engine.release(id).unwrap();
+        }
+        if let Some(g) = gauss.as_mut() {
+            let a = g.register(x.clone()).unwrap();
+            let b = g.register(y.clone()).unwrap();
+            let out = g.create(shape.clone()).unwrap();
+            let contraction = Contraction::new(a, b, Arc::new(SpinMapping::meson4x4()));
+            group.bench_function("layered-gauss", |bench| {
+                bench.iter(|| {
+                    g.contract_into(0, &contraction, out).unwrap();
+                    g.runtime_mut().synchronize().unwrap();
+                })
+            });
+            for id in [a, b, out] {
+                g.release(id).unwrap();
+            }
         }
         group.finish();
     }

@@ -371,6 +371,35 @@ impl DeviceApi for Cuda {
         }
     }
 
+    fn supports_gauss(&self) -> bool {
+        crate::probe::has_gauss()
+    }
+
+    fn gemm_gauss(&self, blas: &CublasHandle, call: &StridedGemm) -> Result<(), BackendError> {
+        if call.count() != 1 {
+            return Err(BackendError::invalid(
+                BackendOp::Gemm,
+                format!("a three-product GEMM of {} items (one only)", call.count()),
+            ));
+        }
+        if !crate::probe::has_gauss() {
+            return Err(BackendError::Unsupported(
+                "this cuBLAS has no cublasZgemm3m".into(),
+            ));
+        }
+        let s = call.shape();
+        let dims = (int("m", s.m)?, int("n", s.n)?, int("k", s.k)?);
+        let (a, b, c) = (call.a(), call.b(), call.c());
+        let a = (a.address, int("lda", s.lda)?);
+        let b = (b.address, int("ldb", s.ldb)?);
+        let c = (c.address, int("ldc", s.ldc)?);
+        self.ctx.bind()?;
+        // SAFETY: a `StridedGemm` is made only by memhc-gpu once its one item was validated
+        // inside its live buffers, the output disjoint from the inputs; the symbol was found
+        // just above.
+        unsafe { blas.zgemm3m((s.op_a, s.op_b), dims, s.alpha, a, b, s.beta, c) }
+    }
+
     fn geam(&self, blas: &CublasHandle, call: &Geam) -> Result<(), BackendError> {
         let s = call.shape();
         let dims = (int("m", s.m)?, int("n", s.n)?);

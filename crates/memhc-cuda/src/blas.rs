@@ -186,6 +186,48 @@ impl CublasHandle {
         .map_err(|e| fail("cublasZgemmStridedBatched", e))
     }
 
+    /// Enqueues `C = alpha op(A) op(B) + beta C`, one complex product computed with three
+    /// real products (`cublasZgemm3m`, Gauss's trick).
+    ///
+    /// # Safety
+    /// The matrices lie inside live allocations until the work completes; C is disjoint from A
+    /// and B; the handle's context is current; the loaded cuBLAS has `cublasZgemm3m` (checked
+    /// by `probe::has_gauss`: cudarc panics on a missing symbol).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn zgemm3m(
+        &self,
+        ops: (Op, Op),
+        (m, n, k): (c_int, c_int, c_int),
+        alpha: Complex64,
+        (a, lda): (DevicePtr, c_int),
+        (b, ldb): (DevicePtr, c_int),
+        beta: Complex64,
+        (c, ldc): (DevicePtr, c_int),
+    ) -> Result<(), BackendError> {
+        let (alpha, beta) = (scalar(alpha), scalar(beta));
+        // SAFETY: the caller's contract; the scalars are read before the call returns.
+        unsafe {
+            sys::cublasZgemm3m(
+                self.raw,
+                op(ops.0),
+                op(ops.1),
+                m,
+                n,
+                k,
+                &alpha,
+                a as usize as *const cuDoubleComplex,
+                lda,
+                b as usize as *const cuDoubleComplex,
+                ldb,
+                &beta,
+                c as usize as *mut cuDoubleComplex,
+                ldc,
+            )
+        }
+        .result()
+        .map_err(|e| fail("cublasZgemm3m", e))
+    }
+
     /// Enqueues `C = alpha A + beta B` (no transposition), `m x n`.
     ///
     /// # Safety

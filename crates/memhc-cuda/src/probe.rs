@@ -121,6 +121,19 @@ fn cublas() -> Result<(), BackendError> {
     refuse_missing("cuBLAS (libcublas)", &missing(lib, CUBLAS_SYMBOLS))
 }
 
+/// Whether the cuBLAS loaded has `cublasZgemm3m` (the complex product of three real
+/// products, `ComplexGemm::Gauss`): optional, so it is not among the symbols every run needs.
+/// False where cuBLAS does not load.
+pub(crate) fn has_gauss() -> bool {
+    // SAFETY: as in `cublas`: loading cuBLAS runs only its own initialisers.
+    if !unsafe { cublas::sys::is_culib_present() } {
+        return false;
+    }
+    // SAFETY: the library was just found, so `culib` does not panic.
+    let lib = unsafe { cublas::sys::culib() };
+    missing(lib, &["cublasZgemm3m"]).is_empty()
+}
+
 /// The symbols of `symbols` that `lib` lacks.
 fn missing<'s>(lib: &Library, symbols: &[&'s str]) -> Vec<&'s str> {
     symbols

@@ -245,6 +245,23 @@ pub trait DeviceApi: Send + Sync + fmt::Debug + Sized + 'static {
     /// Enqueues one ZGEAM per item on the handle's stream.
     fn geam(&self, blas: &Self::Blas, call: &Geam) -> Result<(), BackendError>;
 
+    /// Whether [`DeviceApi::gemm_gauss`] is there ([`ComplexGemm::Gauss`](crate::ComplexGemm)):
+    /// checked when a backend that asks for it opens. Provided: no.
+    fn supports_gauss(&self) -> bool {
+        false
+    }
+
+    /// Enqueues `call`, a strided batch of one item, as one complex product computed with
+    /// three real products (`cublasZgemm3m`; see [`ComplexGemm`](crate::ComplexGemm)) on the
+    /// handle's stream. Provided: [`BackendError::Unsupported`].
+    fn gemm_gauss(&self, blas: &Self::Blas, call: &StridedGemm) -> Result<(), BackendError> {
+        let _ = (blas, call);
+        Err(BackendError::Unsupported(format!(
+            "the {} backend has no complex GEMM of three real products",
+            Self::KIND
+        )))
+    }
+
     /// Enqueues on `stream` a 2D copy from page-locked `src` to `dst` ([`Copy2D`]:
     /// `cuMemcpy2DAsync`, `hipMemcpy2DAsync`), both spans inside their allocations (checked by
     /// the caller). The provided version enqueues one [`DeviceApi::copy_h2d_async`] per row.

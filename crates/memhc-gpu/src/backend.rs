@@ -17,7 +17,7 @@ use crate::api::{BatchedGemm, DeviceAllocation, DeviceApi, Geam, PinnedAllocatio
 use crate::copy_stats::{CopyCounters, CopyStats};
 use crate::event::{Fence, GpuEvent};
 use crate::memory::{GpuBuffer, GpuHostBuffer};
-use crate::options::GpuOptions;
+use crate::options::{ComplexGemm, GpuOptions};
 use crate::pointer_table;
 use crate::stream::GpuStream;
 use crate::timing::{Mark, Timing};
@@ -69,6 +69,14 @@ impl<D: DeviceApi> GpuBackend<D> {
     /// rather than in the first GEMM.
     pub fn on(api: D, options: GpuOptions) -> Result<Self, BackendError> {
         options.validate()?;
+        if options.complex_gemm == ComplexGemm::Gauss && !api.supports_gauss() {
+            return Err(BackendError::Unavailable(format!(
+                "{} device {}: complex GEMM `gauss` asked for (MEMHC_GPU_GEMM), but its BLAS \
+                 has no product of three real products",
+                D::KIND,
+                options.device
+            )));
+        }
         let api = Arc::new(api);
         let free = api.mem_get_info()?.free;
         let budget = options.resolve_budget(D::KIND, free)?;
@@ -502,9 +510,13 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
             return Ok(());
         }
         let call = StridedGemm::new(*shape, batch);
+        // One product (a layered meson contraction on tiled nodes): three real products where
+        // the options ask for them.
+        let gauss = batch.count == 1 && self.options.complex_gemm == ComplexGemm::Gauss;
         stream.with_gear(|gear| {
-            self.timed(stream, WorkKind::Compute, || {
-                self.api.gemm_strided_batched(&gear.blas, &call)
+            self.timed(stream, WorkKind::Compute, || match gauss {
+                true => self.api.gemm_gauss(&gear.blas, &call),
+                false => self.api.gemm_strided_batched(&gear.blas, &call),
             })
         })
     }

@@ -149,7 +149,7 @@ pub use copy_stats::CopyStats;
 pub use event::GpuEvent;
 pub use memory::{GpuBuffer, GpuHostBuffer};
 pub use options::{
-    GpuOptions, HostWait, RegisterRule, StagingLimits, default_budget, default_margin,
+    ComplexGemm, GpuOptions, HostWait, RegisterRule, StagingLimits, default_budget, default_margin,
 };
 pub use probe::{Probe, library_path, loaded_library};
 pub use staging::{Completion, Staging, StagingPool};

@@ -127,6 +127,41 @@ impl HostWait {
     }
 }
 
+/// How a GEMM call of one complex product is computed.
+///
+/// `Standard` is the BLAS's complex product (`cublasZgemm*`, `rocblas_zgemm*`: four real
+/// products' worth of flops per complex product). `Gauss` computes a call of one product
+/// (what a layered meson contraction on tiled nodes issues, one product of order `4N`) with
+/// three real products instead of four (Gauss's trick, `cublasZgemm3m`): a quarter fewer
+/// flops, and a rounding that differs from the standard product's (the real part is a
+/// difference of two products, the imaginary part a product of sums less two products; the
+/// conformance suite and `--verify` hold it to the same 1e-12 of the reference). Batched calls
+/// are computed the standard way either way (cuBLAS has no batched three-product ZGEMM). A
+/// backend without such a call (HIP; a cuBLAS without `cublasZgemm3m`) refuses `Gauss` when it
+/// opens, in one line. Chosen by name with `MEMHC_GPU_GEMM` (`standard`, `gauss`) wherever
+/// memhc opens a GPU backend by name. Not yet measured on a GPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ComplexGemm {
+    /// The BLAS's complex product.
+    #[default]
+    Standard,
+    /// Three real products per complex product, for calls of one product.
+    Gauss,
+}
+
+impl ComplexGemm {
+    /// Every way, in the order the documentation lists them.
+    pub const ALL: [ComplexGemm; 2] = [ComplexGemm::Standard, ComplexGemm::Gauss];
+
+    /// The name: `standard` or `gauss`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ComplexGemm::Standard => "standard",
+            ComplexGemm::Gauss => "gauss",
+        }
+    }
+}
+
 /// Options of a [`GpuBackend`](crate::GpuBackend): which device, its budget, and staging.
 /// Fields can be set directly or with the builder methods:
 ///
@@ -149,6 +184,8 @@ pub struct GpuOptions {
     pub register: RegisterRule,
     /// How host threads wait for the device.
     pub host_wait: HostWait,
+    /// How a GEMM call of one complex product is computed.
+    pub complex_gemm: ComplexGemm,
 }
 
 impl GpuOptions {
@@ -168,6 +205,12 @@ impl GpuOptions {
     /// Sets how host threads wait for the device.
     pub fn host_wait(mut self, wait: HostWait) -> Self {
         self.host_wait = wait;
+        self
+    }
+
+    /// Sets how a GEMM call of one complex product is computed.
+    pub fn complex_gemm(mut self, gemm: ComplexGemm) -> Self {
+        self.complex_gemm = gemm;
         self
     }
 

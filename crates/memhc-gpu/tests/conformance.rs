@@ -37,6 +37,16 @@ mod small_pieces {
     )));
 }
 
+/// Every one-product GEMM computed with three real products (`ComplexGemm::Gauss`), held to
+/// the suite's tolerances.
+mod gauss {
+    use super::*;
+    memhc_testkit::backend_conformance_tests!(|| Ok::<_, Infallible>(backend(
+        FakeConfig::default(),
+        GpuOptions::default().complex_gemm(memhc_gpu::ComplexGemm::Gauss),
+    )));
+}
+
 mod without_managed_memory {
     use super::*;
     memhc_testkit::backend_conformance_tests!(|| Ok::<_, Infallible>(backend(

@@ -13,7 +13,7 @@ use common::fake::{Fake, FakeConfig, Progress};
 use common::tiny_staging;
 use hadron::{Accumulation, Contraction, Engine, HadronNode, NodeShape, SpinMapping, reference};
 use memhc_core::{Config, Mode, PolicyKind, Runtime};
-use memhc_gpu::{GpuBackend, GpuOptions};
+use memhc_gpu::{ComplexGemm, GpuBackend, GpuOptions};
 use memhc_workload::run::{RunSpec, peak_without_eviction, run};
 use memhc_workload::{SynthParams, generate};
 
@@ -53,6 +53,71 @@ fn meson_contractions_match_the_reference() {
         let v = fake.stats().violations;
         assert!(v.is_empty(), "{v:#?}");
     }
+}
+
+/// With `ComplexGemm::Gauss`, a layered meson contraction (tiled nodes: one product of order
+/// 4N) is one complex GEMM of three real products, whose rounding (the fake computes it as
+/// `cublasZgemm3m` does) stays within 1e-12 of the reference; temporaries' batched calls are
+/// computed the standard way.
+#[test]
+fn three_product_gemms_match_the_reference() {
+    let mapping = Arc::new(SpinMapping::meson4x4());
+    for acc in [Accumulation::Layered, Accumulation::Temporaries] {
+        let b = common::backend(
+            FakeConfig::default(),
+            GpuOptions::default()
+                .budget(64 << 20)
+                .complex_gemm(ComplexGemm::Gauss),
+        );
+        let fake = b.api().clone();
+        let rt = Runtime::new(b, Config::default()).unwrap();
+        let mut engine = Engine::new(rt).with_accumulation(acc);
+        let sizes = [1, 17, 33];
+        for n in sizes {
+            let shape = NodeShape::meson(n).unwrap();
+            let (x, y) = (
+                HadronNode::random(&shape, 7 * n as u64),
+                HadronNode::random(&shape, 2000 + n as u64),
+            );
+            let a = engine.register(x.clone()).unwrap();
+            let bb = engine.register(y.clone()).unwrap();
+            let out = engine
+                .contract(0, &Contraction::new(a, bb, mapping.clone()))
+                .unwrap();
+            let got = engine.read(out).unwrap();
+            let want =
+                reference::contract(&x, &y, Default::default(), Default::default(), &mapping)
+                    .unwrap();
+            let err = reference::relative_error(&got, &want);
+            assert!(err <= 1e-12, "N={n} {acc:?}: relative error {err:e}");
+        }
+        let gauss = fake.stats().gauss;
+        match acc {
+            Accumulation::Layered => assert_eq!(gauss, sizes.len(), "one per contraction"),
+            _ => assert_eq!(gauss, 0, "batched calls stay standard"),
+        }
+        engine.runtime().audit().unwrap();
+        drop(engine);
+        let v = fake.stats().violations;
+        assert!(v.is_empty(), "{v:#?}");
+    }
+}
+
+/// A device without a three-product GEMM refuses `ComplexGemm::Gauss` when the backend opens.
+#[test]
+fn gauss_is_refused_where_the_device_has_none() {
+    let without = FakeConfig {
+        gauss: false,
+        ..FakeConfig::default()
+    };
+    let err = GpuBackend::on(
+        Fake::new(without),
+        GpuOptions::default().complex_gemm(ComplexGemm::Gauss),
+    )
+    .err()
+    .map(|e| e.to_string())
+    .unwrap_or_default();
+    assert!(err.contains("gauss") && !err.contains('\n'), "{err}");
 }
 
 #[test]

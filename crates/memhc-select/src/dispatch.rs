@@ -109,7 +109,8 @@ fn gpu_options(
     };
     let options = memhc_gpu::GpuOptions::default()
         .device(index)
-        .host_wait(crate::names::host_wait_from_env()?);
+        .host_wait(crate::names::host_wait_from_env()?)
+        .complex_gemm(crate::names::complex_gemm_from_env()?);
     Ok(match budget {
         Some(b) => options.budget(b),
         None => options,

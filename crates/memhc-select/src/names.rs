@@ -14,12 +14,14 @@
 //! * prefetch settings ([`prefetches`]): `off`, or a lookahead window of at least one object
 //!   use (`memhc-synth --prefetch`, `memhc run --prefetch`);
 //! * how host threads wait for a GPU ([`host_wait`]): `auto`, `spin`, `yield`, `block`, read
-//!   from the environment variable [`HOST_WAIT_VAR`] when a GPU backend is opened by name.
+//!   from the environment variable [`HOST_WAIT_VAR`] when a GPU backend is opened by name;
+//! * how a GPU computes a GEMM of one complex product ([`complex_gemm`]): `standard`, `gauss`,
+//!   read from [`COMPLEX_GEMM_VAR`] likewise.
 
 use std::str::FromStr;
 
 use memhc_core::{Alloc, Mode, PolicyKind};
-use memhc_gpu::HostWait;
+use memhc_gpu::{ComplexGemm, HostWait};
 
 use crate::error::{Result, SelectError};
 
@@ -158,11 +160,40 @@ pub fn host_wait(name: &str) -> Result<HostWait> {
 
 /// [`host_wait`] of [`HOST_WAIT_VAR`], or [`HostWait::Auto`] where it is not set.
 pub fn host_wait_from_env() -> Result<HostWait> {
-    match std::env::var(HOST_WAIT_VAR) {
-        Ok(name) => host_wait(&name),
-        Err(std::env::VarError::NotPresent) => Ok(HostWait::Auto),
+    from_env(HOST_WAIT_VAR, host_wait, HostWait::Auto)
+}
+
+/// The environment variable that says how a GPU computes a GEMM of one complex product
+/// ([`complex_gemm`]): read by [`AnyBackend::open`](crate::AnyBackend::open) for the CUDA and
+/// ROCm backends.
+pub const COMPLEX_GEMM_VAR: &str = "MEMHC_GPU_GEMM";
+
+/// How a GPU computes a GEMM of one complex product, by name: `standard` (the BLAS's) or
+/// `gauss` (three real products; [`ComplexGemm`]; spaces around it ignored).
+pub fn complex_gemm(name: &str) -> Result<ComplexGemm> {
+    let name = name.trim();
+    ComplexGemm::ALL
+        .into_iter()
+        .find(|g| g.name() == name)
+        .ok_or_else(|| {
+            SelectError::UnknownName(format!(
+                "{COMPLEX_GEMM_VAR}: unknown complex GEMM '{name}' (standard or gauss)"
+            ))
+        })
+}
+
+/// [`complex_gemm`] of [`COMPLEX_GEMM_VAR`], or [`ComplexGemm::Standard`] where it is not set.
+pub fn complex_gemm_from_env() -> Result<ComplexGemm> {
+    from_env(COMPLEX_GEMM_VAR, complex_gemm, ComplexGemm::Standard)
+}
+
+/// The setting `var` names, read by `parse`, or `unset` where the variable is not set.
+fn from_env<T>(var: &str, parse: fn(&str) -> Result<T>, unset: T) -> Result<T> {
+    match std::env::var(var) {
+        Ok(name) => parse(&name),
+        Err(std::env::VarError::NotPresent) => Ok(unset),
         Err(std::env::VarError::NotUnicode(_)) => Err(SelectError::UnknownName(format!(
-            "{HOST_WAIT_VAR} is not valid Unicode"
+            "{var} is not valid Unicode"
         ))),
     }
 }
@@ -241,6 +272,20 @@ mod tests {
                 "{bad}: {e:?}"
             );
         }
+    }
+
+    #[test]
+    fn complex_gemms_by_name() {
+        assert_eq!(complex_gemm(" gauss ").ok(), Some(ComplexGemm::Gauss));
+        assert_eq!(complex_gemm("standard").ok(), Some(ComplexGemm::Standard));
+        let err = complex_gemm("3m")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            err.contains("MEMHC_GPU_GEMM") && err.contains("'3m'") && !err.contains('\n'),
+            "{err}"
+        );
     }
 
     #[test]

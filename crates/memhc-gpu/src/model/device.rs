@@ -525,4 +525,14 @@ impl DeviceApi for ModelDevice {
         self.clocks().geam(blas.0, s.m, s.n, call.items().len());
         Ok(())
     }
+
+    fn supports_gauss(&self) -> bool {
+        true
+    }
+
+    /// Timed as the standard product of the same shape: the three-product GEMM's rate has not
+    /// been measured on a GPU, so the model assumes no gain.
+    fn gemm_gauss(&self, blas: &ModelBlas, call: &StridedGemm) -> Result<(), BackendError> {
+        self.gemm_strided_batched(blas, call)
+    }
 }

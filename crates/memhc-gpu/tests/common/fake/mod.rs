@@ -61,6 +61,8 @@ pub struct FakeConfig {
     pub meter: bool,
     /// How host threads were asked to wait ([`DeviceApi::open`]'s `wait`; recorded only).
     pub host_wait: memhc_gpu::HostWait,
+    /// Whether it has a complex GEMM of three real products ([`DeviceApi::gemm_gauss`]).
+    pub gauss: bool,
 }
 
 impl Default for FakeConfig {
@@ -73,6 +75,7 @@ impl Default for FakeConfig {
             compute: true,
             meter: false,
             host_wait: memhc_gpu::HostWait::Auto,
+            gauss: true,
         }
     }
 }
@@ -94,6 +97,8 @@ pub struct Stats {
     pub d2h: Vec<usize>,
     /// Pointer-array GEMMs run.
     pub batched: usize,
+    /// Complex GEMMs of three real products enqueued ([`DeviceApi::gemm_gauss`]).
+    pub gauss: usize,
     /// Streams created.
     pub streams: usize,
     /// Events created (with or without timing).
@@ -815,6 +820,22 @@ impl DeviceApi for Fake {
 
     fn geam(&self, blas: &FakeBlas, call: &Geam) -> Result<(), BackendError> {
         self.enqueue(blas.0, Work::Geam(call.clone()));
+        Ok(())
+    }
+
+    fn supports_gauss(&self) -> bool {
+        self.0.config.gauss
+    }
+
+    fn gemm_gauss(&self, blas: &FakeBlas, call: &StridedGemm) -> Result<(), BackendError> {
+        if call.count() != 1 {
+            return Err(BackendError::invalid(
+                BackendOp::Gemm,
+                "a three-product GEMM of more than one item",
+            ));
+        }
+        self.0.state().stats.gauss += 1;
+        self.enqueue(blas.0, Work::Gauss(call.clone()));
         Ok(())
     }
 

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use memhc_core::Complex64;
-use memhc_core::backend::gemm::{GemmShape, extent};
+use memhc_core::backend::gemm::{GemmShape, Op, extent};
 use memhc_core::backend::{as_bytes, as_bytes_mut};
 use memhc_gpu::{BatchedGemm, Geam, StridedGemm};
 use memhc_testkit::conformance::reference_gemm;
@@ -36,6 +36,8 @@ pub(super) enum Work {
     },
     Batched(BatchedGemm),
     Strided(StridedGemm),
+    /// One complex product of three real products (`DeviceApi::gemm_gauss`).
+    Gauss(StridedGemm),
     Geam(Geam),
     Wait {
         stream: u64,
@@ -89,7 +91,7 @@ pub(super) struct State {
 pub(super) fn cost_ns(work: &Work) -> u64 {
     match work {
         Work::H2d { .. } | Work::D2h { .. } => 1_000,
-        Work::Batched(_) | Work::Strided(_) | Work::Geam(_) => 5_000,
+        Work::Batched(_) | Work::Strided(_) | Work::Gauss(_) | Work::Geam(_) => 5_000,
         Work::Wait { .. } | Work::Nop => 0,
     }
 }
@@ -148,6 +150,47 @@ impl State {
         let (av, bv) = (self.elements(a, ea)?, self.elements(b, eb)?);
         let mut cv = self.elements(c, shape.c_extent())?;
         reference_gemm(shape, &av, &bv, &mut cv);
+        self.write(c, as_bytes(&cv))
+    }
+
+    /// `C = alpha op(A) op(B) + beta C` with the product of three real products, as
+    /// `cublasZgemm3m` computes it (Gauss's trick): with `P1 = Ar Br`, `P2 = Ai Bi` and
+    /// `P3 = (Ar + Ai)(Br + Bi)`, `op(A) op(B) = (P1 - P2) + i (P3 - P1 - P2)`. Its rounding,
+    /// not the reference's, is what the conformance suite holds to 1e-12.
+    pub(super) fn gauss(&self, shape: &GemmShape, a: u64, b: u64, c: u64) -> Result<(), String> {
+        let (ea, eb) = if shape.k > 0 {
+            (shape.a_extent(), shape.b_extent())
+        } else {
+            (0, 0)
+        };
+        let (av, bv) = (self.elements(a, ea)?, self.elements(b, eb)?);
+        let mut cv = self.elements(c, shape.c_extent())?;
+        let (m, n, k) = (shape.m, shape.n, shape.k);
+        // op(X)(row, col) of a column-major X with leading dimension ld.
+        let at = |x: &[Complex64], op: Op, ld: usize, row: usize, col: usize| match op {
+            Op::N => x[row + col * ld],
+            Op::T => x[col + row * ld],
+            Op::C => x[col + row * ld].conj(),
+        };
+        for col in 0..n {
+            for row in 0..m {
+                let (mut p1, mut p2, mut p3) = (0.0, 0.0, 0.0);
+                for l in 0..k {
+                    let x = at(&av, shape.op_a, shape.lda, row, l);
+                    let y = at(&bv, shape.op_b, shape.ldb, l, col);
+                    p1 += x.re * y.re;
+                    p2 += x.im * y.im;
+                    p3 += (x.re + x.im) * (y.re + y.im);
+                }
+                let product = Complex64::new(p1 - p2, p3 - p1 - p2);
+                let out = &mut cv[row + col * shape.ldc];
+                *out = if shape.beta == Complex64::new(0.0, 0.0) {
+                    shape.alpha * product
+                } else {
+                    shape.alpha * product + shape.beta * *out
+                };
+            }
+        }
         self.write(c, as_bytes(&cv))
     }
 
@@ -213,7 +256,9 @@ impl State {
                 dst.users.fetch_sub(1, Ordering::SeqCst);
                 read
             }
-            Work::Batched(_) | Work::Strided(_) | Work::Geam(_) if !self.compute => {
+            Work::Batched(_) | Work::Strided(_) | Work::Gauss(_) | Work::Geam(_)
+                if !self.compute =>
+            {
                 if matches!(work, Work::Batched(_)) {
                     self.stats.batched += 1;
                 }
@@ -227,6 +272,10 @@ impl State {
                 let at = |s: memhc_gpu::Strided| s.address + i * 16 * s.stride as u64;
                 self.gemm(call.shape(), at(call.a()), at(call.b()), at(call.c()))
             }),
+            Work::Gauss(call) => {
+                let (a, b, c) = (call.a().address, call.b().address, call.c().address);
+                self.gauss(call.shape(), a, b, c)
+            }
             Work::Geam(call) => self.geam(call),
             Work::Wait { stream, seq } => {
                 self.run(*stream, *seq);
