@@ -17,9 +17,36 @@ use memhc_gpu::{ComplexGemm, GpuBackend, GpuOptions};
 use memhc_workload::run::{RunSpec, peak_without_eviction, run};
 use memhc_workload::{SynthParams, generate};
 
+/// Contracts random meson nodes of each size in `sizes` (seeds from `seed`) on `engine` and
+/// checks each result against the reference to 1e-12.
+fn contract_and_check<B: memhc_core::Backend>(
+    engine: &mut Engine<B>,
+    sizes: &[usize],
+    seed: u64,
+    what: &str,
+) {
+    let mapping = Arc::new(SpinMapping::meson4x4());
+    for &n in sizes {
+        let shape = NodeShape::meson(n).unwrap();
+        let (x, y) = (
+            HadronNode::random(&shape, seed + n as u64),
+            HadronNode::random(&shape, seed + 1000 + n as u64),
+        );
+        let a = engine.register(x.clone()).unwrap();
+        let bb = engine.register(y.clone()).unwrap();
+        let out = engine
+            .contract(0, &Contraction::new(a, bb, mapping.clone()))
+            .unwrap();
+        let got = engine.read(out).unwrap();
+        let want =
+            reference::contract(&x, &y, Default::default(), Default::default(), &mapping).unwrap();
+        let err = reference::relative_error(&got, &want);
+        assert!(err <= 1e-12, "N={n} {what}: relative error {err:e}");
+    }
+}
+
 #[test]
 fn meson_contractions_match_the_reference() {
-    let mapping = Arc::new(SpinMapping::meson4x4());
     for acc in [Accumulation::Layered, Accumulation::Temporaries] {
         let b = common::backend(
             FakeConfig::default(),
@@ -30,24 +57,7 @@ fn meson_contractions_match_the_reference() {
         let fake = b.api().clone();
         let rt = Runtime::new(b, Config::default()).unwrap();
         let mut engine = Engine::new(rt).with_accumulation(acc);
-        for n in [1, 17, 33] {
-            let shape = NodeShape::meson(n).unwrap();
-            let (x, y) = (
-                HadronNode::random(&shape, n as u64),
-                HadronNode::random(&shape, 1000 + n as u64),
-            );
-            let a = engine.register(x.clone()).unwrap();
-            let bb = engine.register(y.clone()).unwrap();
-            let out = engine
-                .contract(0, &Contraction::new(a, bb, mapping.clone()))
-                .unwrap();
-            let got = engine.read(out).unwrap();
-            let want =
-                reference::contract(&x, &y, Default::default(), Default::default(), &mapping)
-                    .unwrap();
-            let err = reference::relative_error(&got, &want);
-            assert!(err <= 1e-12, "N={n} {acc:?}: relative error {err:e}");
-        }
+        contract_and_check(&mut engine, &[1, 17, 33], 0, &format!("{acc:?}"));
         engine.runtime().audit().unwrap();
         drop(engine);
         let v = fake.stats().violations;
@@ -61,7 +71,6 @@ fn meson_contractions_match_the_reference() {
 /// computed the standard way.
 #[test]
 fn three_product_gemms_match_the_reference() {
-    let mapping = Arc::new(SpinMapping::meson4x4());
     for acc in [Accumulation::Layered, Accumulation::Temporaries] {
         let b = common::backend(
             FakeConfig::default(),
@@ -73,24 +82,7 @@ fn three_product_gemms_match_the_reference() {
         let rt = Runtime::new(b, Config::default()).unwrap();
         let mut engine = Engine::new(rt).with_accumulation(acc);
         let sizes = [1, 17, 33];
-        for n in sizes {
-            let shape = NodeShape::meson(n).unwrap();
-            let (x, y) = (
-                HadronNode::random(&shape, 7 * n as u64),
-                HadronNode::random(&shape, 2000 + n as u64),
-            );
-            let a = engine.register(x.clone()).unwrap();
-            let bb = engine.register(y.clone()).unwrap();
-            let out = engine
-                .contract(0, &Contraction::new(a, bb, mapping.clone()))
-                .unwrap();
-            let got = engine.read(out).unwrap();
-            let want =
-                reference::contract(&x, &y, Default::default(), Default::default(), &mapping)
-                    .unwrap();
-            let err = reference::relative_error(&got, &want);
-            assert!(err <= 1e-12, "N={n} {acc:?}: relative error {err:e}");
-        }
+        contract_and_check(&mut engine, &sizes, 5000, &format!("gauss {acc:?}"));
         let gauss = fake.stats().gauss;
         match acc {
             Accumulation::Layered => assert_eq!(gauss, sizes.len(), "one per contraction"),

@@ -88,6 +88,9 @@ pub(super) struct State {
 }
 
 /// What one piece of work costs on the virtual clock.
+/// One GEMM's A, B and C elements.
+type Operands = (Vec<Complex64>, Vec<Complex64>, Vec<Complex64>);
+
 pub(super) fn cost_ns(work: &Work) -> u64 {
     match work {
         Work::H2d { .. } | Work::D2h { .. } => 1_000,
@@ -141,14 +144,22 @@ impl State {
     }
 
     /// `C = alpha op(A) op(B) + beta C` on device memory, by the reference.
-    pub(super) fn gemm(&self, shape: &GemmShape, a: u64, b: u64, c: u64) -> Result<(), String> {
+    /// The elements of one GEMM's A, B and C (A and B empty when `k` is 0).
+    fn operands(&self, shape: &GemmShape, a: u64, b: u64, c: u64) -> Result<Operands, String> {
         let (ea, eb) = if shape.k > 0 {
             (shape.a_extent(), shape.b_extent())
         } else {
             (0, 0)
         };
-        let (av, bv) = (self.elements(a, ea)?, self.elements(b, eb)?);
-        let mut cv = self.elements(c, shape.c_extent())?;
+        Ok((
+            self.elements(a, ea)?,
+            self.elements(b, eb)?,
+            self.elements(c, shape.c_extent())?,
+        ))
+    }
+
+    pub(super) fn gemm(&self, shape: &GemmShape, a: u64, b: u64, c: u64) -> Result<(), String> {
+        let (av, bv, mut cv) = self.operands(shape, a, b, c)?;
         reference_gemm(shape, &av, &bv, &mut cv);
         self.write(c, as_bytes(&cv))
     }
@@ -158,13 +169,7 @@ impl State {
     /// `P3 = (Ar + Ai)(Br + Bi)`, `op(A) op(B) = (P1 - P2) + i (P3 - P1 - P2)`. Its rounding,
     /// not the reference's, is what the conformance suite holds to 1e-12.
     pub(super) fn gauss(&self, shape: &GemmShape, a: u64, b: u64, c: u64) -> Result<(), String> {
-        let (ea, eb) = if shape.k > 0 {
-            (shape.a_extent(), shape.b_extent())
-        } else {
-            (0, 0)
-        };
-        let (av, bv) = (self.elements(a, ea)?, self.elements(b, eb)?);
-        let mut cv = self.elements(c, shape.c_extent())?;
+        let (av, bv, mut cv) = self.operands(shape, a, b, c)?;
         let (m, n, k) = (shape.m, shape.n, shape.k);
         // op(X)(row, col) of a column-major X with leading dimension ld.
         let at = |x: &[Complex64], op: Op, ld: usize, row: usize, col: usize| match op {
