@@ -239,6 +239,10 @@ impl<B: Backend, H: Hooks> Backend for Adaptor<B, H> {
         self.inner.adopt_host(memory, copies)
     }
 
+    fn adopts_host(&self, bytes: usize, copies: usize) -> bool {
+        self.inner.adopts_host(bytes, copies)
+    }
+
     fn copy_h2d_async(
         &self,
         stream: &Self::Stream,

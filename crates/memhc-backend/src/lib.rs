@@ -215,6 +215,16 @@ pub trait Backend {
         Err(memory)
     }
 
+    /// Whether [`Backend::adopt_host`] would register `bytes` of pageable memory expected to be
+    /// copied `copies` times (by its rule: the registration itself may still fail), asked
+    /// before the memory exists: a caller whose memory is made on first use makes it only for
+    /// a backend that takes it. Must agree with `adopt_host`'s rule. The provided version says
+    /// no, as the provided `adopt_host` hands everything back.
+    fn adopts_host(&self, bytes: usize, copies: usize) -> bool {
+        let _ = (bytes, copies);
+        false
+    }
+
     /// Enqueues a copy of `len` bytes of host buffer `src` (from byte `src_offset`) into `dst`
     /// (from byte `dst_offset`), after all work enqueued on `stream` so far. Unlike
     /// [`Backend::copy_h2d`] it reads `src` in stream order, not before returning: a GPU copies

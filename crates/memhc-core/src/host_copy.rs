@@ -10,6 +10,13 @@
 //! and a result read back into it ([`Config::pinned_results`](crate::Config::pinned_results))
 //! is handed out where the device put it
 //! ([`Runtime::take_host`](crate::Runtime::take_host)).
+//!
+//! A vector of zeros can also be registered before it exists ([`HostCopy::zeros`]): it is
+//! pageable like any vector (staged on a GPU, offered for registration in place), but its
+//! memory is made only when something reads or writes its values in place. A staged copy of
+//! it reads the runtime's one zero buffer instead, so a node whose values nobody reads (a dry
+//! run's, or one on a backend that keeps no values) costs no host memory, whatever the global
+//! allocator does with a zeroed allocation.
 
 use num_complex::Complex64;
 
@@ -19,12 +26,16 @@ use crate::hazards::{Hazards, Tagged};
 use crate::lease::Lease;
 
 /// An object's host copy: where its values live on the host. Made from a vector
-/// (`HostCopy::from(values)`) or from the backend's host memory ([`HostCopy::pinned`]).
+/// (`HostCopy::from(values)`), from zeros made on first touch ([`HostCopy::zeros`]) or from
+/// the backend's host memory ([`HostCopy::pinned`]).
 pub struct HostCopy<B: Backend>(Repr<B>);
 
 enum Repr<B: Backend> {
     /// A vector in pageable memory (copies to and from the device are staged on a GPU).
     Pageable(Vec<Complex64>),
+    /// A vector of this many zeros, not made yet: made (becoming `Pageable`) when its values
+    /// are touched in place; copied to the device from the runtime's zero buffer until then.
+    Zeros(usize),
     /// The backend's host memory (page-locked on a GPU: copies are one DMA), holding `elems`
     /// complex doubles from its start. Boxed: an object's record stays as small as a vector's.
     Pinned(Box<Pinned<B>>),
@@ -71,6 +82,7 @@ impl<B: Backend> std::fmt::Debug for HostCopy<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.0 {
             Repr::Pageable(v) => write!(f, "Pageable({} elements)", v.len()),
+            Repr::Zeros(n) => write!(f, "Pageable({n} zeros, not made)"),
             Repr::Pinned(p) => write!(f, "Pinned({} elements)", p.elems),
         }
     }
@@ -83,6 +95,14 @@ impl<B: Backend> From<Vec<Complex64>> for HostCopy<B> {
 }
 
 impl<B: Backend> HostCopy<B> {
+    /// A vector of `elems` zeros whose memory is made only when its values are read or
+    /// written in place ([`HostCopy::as_mut_slice`], [`HostCopy::into_vec`]) or the backend
+    /// registers it in place ([`Backend::adopt_host`]); until then it costs no host memory.
+    /// The runtime treats it as any vector (pageable: staged on a GPU).
+    pub fn zeros(elems: usize) -> Self {
+        HostCopy(Repr::Zeros(elems))
+    }
+
     /// The backend's host memory `buffer` holding `elems` elements from its start; refused if
     /// the buffer is smaller.
     pub fn pinned(buffer: B::HostBuffer, elems: usize) -> Result<Self> {
@@ -159,6 +179,20 @@ impl<B: Backend> HostCopy<B> {
         backend: &D,
         copies: usize,
     ) -> bool {
+        let unmade = match self.0 {
+            Repr::Zeros(elems) => {
+                // Made only for a backend that would take it: zeros staged cost nothing.
+                let takes = elems
+                    .checked_mul(std::mem::size_of::<Complex64>())
+                    .is_some_and(|bytes| backend.adopts_host(bytes, copies));
+                match takes.then(|| zeroed(elems)) {
+                    Some(Ok(v)) => self.0 = Repr::Pageable(v),
+                    _ => return false,
+                }
+                true
+            }
+            _ => false,
+        };
         let Repr::Pageable(v) = &mut self.0 else {
             return false;
         };
@@ -183,6 +217,11 @@ impl<B: Backend> HostCopy<B> {
                 );
                 true
             }
+            // Zeros made for the offer go back to being unmade (the same values).
+            Err(_) if unmade => {
+                self.0 = Repr::Zeros(elems);
+                false
+            }
             Err(words) => {
                 *v = bytemuck::allocation::try_cast_vec::<u64, Complex64>(words)
                     .unwrap_or_else(|(_, words)| bytemuck::cast_slice(&words).to_vec());
@@ -195,6 +234,7 @@ impl<B: Backend> HostCopy<B> {
     pub fn len(&self) -> usize {
         match &self.0 {
             Repr::Pageable(v) => v.len(),
+            Repr::Zeros(n) => *n,
             Repr::Pinned(p) => p.elems,
         }
     }
@@ -209,20 +249,58 @@ impl<B: Backend> HostCopy<B> {
         matches!(self.0, Repr::Pinned(_))
     }
 
+    /// Whether the values are zeros whose memory is not made yet ([`HostCopy::zeros`]).
+    pub fn is_unmade(&self) -> bool {
+        matches!(self.0, Repr::Zeros(_))
+    }
+
     /// The values, where they can be read without waiting (a vector); `None` for host
-    /// memory, which [`HostCopy::as_mut_slice`] reads once the copies using it are done.
+    /// memory, which [`HostCopy::as_mut_slice`] reads once the copies using it are done, and
+    /// for zeros not made yet ([`HostCopy::is_unmade`]), which it makes.
     pub fn as_slice(&self) -> Option<&[Complex64]> {
         match &self.0 {
             Repr::Pageable(v) => Some(v),
-            Repr::Pinned(_) => None,
+            Repr::Zeros(_) | Repr::Pinned(_) => None,
         }
+    }
+
+    /// The pieces of a staged copy to the device, `chunk` elements each (the last shorter):
+    /// the vector's, or for zeros not made yet pieces of `zeros`, which must hold
+    /// `chunk.min(self.len())` zeros at least. `None` for the backend's host memory.
+    pub(crate) fn staged_pieces<'a>(
+        &'a self,
+        chunk: usize,
+        zeros: &'a [Complex64],
+    ) -> Option<impl Iterator<Item = Result<&'a [Complex64]>> + 'a> {
+        let chunk = chunk.max(1);
+        let (values, elems) = match &self.0 {
+            Repr::Pageable(v) => (Some(v.as_slice()), v.len()),
+            Repr::Zeros(n) => (None, *n),
+            Repr::Pinned(_) => return None,
+        };
+        Some((0..elems).step_by(chunk).map(move |at| {
+            let len = chunk.min(elems - at);
+            match values {
+                Some(v) => v.get(at..at + len),
+                None => zeros.get(..len),
+            }
+            .ok_or_else(|| {
+                Error::Internal(format!(
+                    "a staged copy of {elems} elements has no piece at {at}"
+                ))
+            })
+        }))
     }
 
     /// The values in place, to read or change (host memory: once the copies that use it have
     /// completed; the backend waits for them or refuses).
     pub fn as_mut_slice(&mut self) -> Result<&mut [Complex64]> {
+        if let Repr::Zeros(elems) = self.0 {
+            self.0 = Repr::Pageable(zeroed(elems)?);
+        }
         match &mut self.0 {
             Repr::Pageable(v) => Ok(v),
+            Repr::Zeros(_) => Err(Error::Internal("zeros made are still unmade".into())),
             Repr::Pinned(p) => {
                 let elems = p.elems;
                 let bytes = p.buffer.as_mut_bytes()?;
@@ -243,7 +321,7 @@ impl<B: Backend> HostCopy<B> {
     /// (`None` for a vector).
     pub fn host_buffer(&self) -> Option<(&B::HostBuffer, usize)> {
         match &self.0 {
-            Repr::Pageable(_) => None,
+            Repr::Pageable(_) | Repr::Zeros(_) => None,
             Repr::Pinned(p) => Some((&p.buffer, p.elems)),
         }
     }
@@ -259,11 +337,13 @@ impl<B: Backend> HostCopy<B> {
         }
     }
 
-    /// Takes the copy apart: the vector, or the backend's host memory (for reuse) with the
-    /// queued copies that may still read it.
+    /// Takes the copy apart: the vector (empty for zeros never made: there is nothing to
+    /// keep), or the backend's host memory (for reuse) with the queued copies that may still
+    /// read it.
     pub(crate) fn into_parts(self) -> Result<Vec<Complex64>, (Held<B>, Hazards<B>)> {
         match self.0 {
             Repr::Pageable(v) => Ok(v),
+            Repr::Zeros(_) => Ok(Vec::new()),
             Repr::Pinned(p) => {
                 let Pinned {
                     buffer,
@@ -279,8 +359,10 @@ impl<B: Backend> HostCopy<B> {
     /// The values as a vector: a vector as it is, host memory copied out (once the copies into
     /// it have completed).
     pub fn into_vec(mut self) -> Result<Vec<Complex64>> {
-        if let Repr::Pageable(v) = &mut self.0 {
-            return Ok(std::mem::take(v));
+        match &mut self.0 {
+            Repr::Pageable(v) => return Ok(std::mem::take(v)),
+            Repr::Zeros(elems) => return zeroed(*elems),
+            Repr::Pinned(_) => {}
         }
         let values = self.as_mut_slice()?;
         let mut v = Vec::new();
@@ -296,6 +378,22 @@ impl<B: Backend> HostCopy<B> {
         v.extend_from_slice(values);
         Ok(v)
     }
+}
+
+/// `elems` zeros in a new vector, from zeroed memory (pages nobody writes stay unbacked where
+/// the allocator hands them out untouched); a size the host cannot hold is an error, not an
+/// abort.
+pub(crate) fn zeroed(elems: usize) -> Result<Vec<Complex64>> {
+    elems
+        .checked_mul(2)
+        .and_then(|parts| bytemuck::allocation::try_zeroed_vec::<f64>(parts).ok())
+        .map(bytemuck::allocation::cast_vec)
+        .ok_or_else(|| {
+            Error::Backend(BackendError::invalid(
+                BackendOp::Alloc,
+                format!("the host cannot hold {elems} complex doubles"),
+            ))
+        })
 }
 
 #[cfg(test)]
@@ -318,6 +416,48 @@ mod tests {
             .map(|&x| Complex64::new(x, -1.0))
             .collect();
         assert_eq!(v, expected);
+    }
+
+    #[test]
+    fn zeros_are_made_only_when_touched_in_place_and_never_for_a_backend_that_hands_back() {
+        let b = HostBackend::new(1 << 20);
+        let mut z = HostCopy::<HostBackend>::zeros(3);
+        assert_eq!((z.len(), z.is_unmade(), z.is_pinned()), (3, true, false));
+        assert_eq!((z.as_slice(), z.host_buffer().is_none()), (None, true));
+        // Staged from the zero buffer, as a vector would be in pieces of two.
+        let zeros = [Complex64::new(0.0, 0.0); 2];
+        let pieces: Vec<_> = z.staged_pieces(2, &zeros).unwrap().collect();
+        let lens: Vec<usize> = pieces.into_iter().map(|p| p.unwrap().len()).collect();
+        assert_eq!(lens, [2, 1]);
+        assert!(z.staged_pieces(4, &zeros).unwrap().any(|p| p.is_err()));
+        // The host backend registers nothing: the zeros stay unmade.
+        assert!(!z.adopt(&b, 100));
+        assert!(z.is_unmade());
+        z.as_mut_slice().unwrap()[1] = Complex64::new(2.0, 0.0);
+        assert!(!z.is_unmade());
+        let zero = Complex64::new(0.0, 0.0);
+        assert_eq!(
+            z.into_vec().unwrap(),
+            [zero, Complex64::new(2.0, 0.0), zero]
+        );
+        let unmade = HostCopy::<HostBackend>::zeros(2);
+        assert_eq!(format!("{unmade:?}"), "Pageable(2 zeros, not made)");
+        assert_eq!(unmade.into_vec().unwrap(), [zero; 2]);
+    }
+
+    #[test]
+    fn zeros_the_host_cannot_hold_are_an_error_when_made() {
+        let mut z = HostCopy::<HostBackend>::zeros(usize::MAX / 2);
+        assert!(matches!(
+            z.as_mut_slice(),
+            Err(Error::Backend(BackendError::InvalidArgument { .. }))
+        ));
+        assert!(z.is_unmade());
+        assert!(
+            HostCopy::<HostBackend>::zeros(usize::MAX)
+                .into_vec()
+                .is_err()
+        );
     }
 
     #[test]

@@ -159,6 +159,10 @@ pub(crate) struct HostPools<B: Backend> {
     pinned: HostPool<(Held<B>, Hazards<B>)>,
     /// The chunks new host memory is cut from ([`PinnedArena`]).
     arena: PinnedArena<B>,
+    /// Zeros, never written, that staged copies of host copies not made yet
+    /// ([`HostCopy::zeros`]) read: as long as the largest piece copied so far, so the nodes
+    /// themselves cost no memory.
+    zeros: Vec<Complex64>,
 }
 
 impl<B: Backend> HostPools<B> {
@@ -169,7 +173,25 @@ impl<B: Backend> HostPools<B> {
                 .with_small_max(SMALL_BYTES, SMALL_COUNT),
             pinned: HostPool::new(config.pinned_pool_bytes, 0),
             arena: PinnedArena::new(config.pinned_reserve_bytes, config.pinned_chunk_bytes),
+            zeros: Vec::new(),
         }
+    }
+
+    /// Makes the zero buffer at least `elems` long ([`HostPools::zeros`]); a size the host
+    /// cannot hold is an error, not an abort.
+    pub(crate) fn grow_zeros(&mut self, elems: usize) -> crate::error::Result<()> {
+        if self.zeros.len() < elems {
+            // Dropped first: the old one and the new one are never held at once.
+            self.zeros = Vec::new();
+            self.zeros = crate::host_copy::zeroed(elems)?;
+        }
+        Ok(())
+    }
+
+    /// Zeros, never written, as many as the largest [`HostPools::grow_zeros`] asked for: the
+    /// values of host copies not made yet, for copies that read them.
+    pub(crate) fn zeros(&self) -> &[Complex64] {
+        &self.zeros
     }
 
     /// Keeps a released object's host copy for reuse, or drops it; `uses` is the work that may

@@ -9,8 +9,8 @@ mod common;
 use common::*;
 use memhc_core::backend::gemm::{GemmItem, GemmShape};
 use memhc_core::{
-    Access, Alloc, Complex64, Config, Error, Layout, Mode, ObjectId, ObjectKind, PolicyKind,
-    Runtime, State,
+    Access, Alloc, Complex64, Config, Error, HostCopy, Layout, Mode, ObjectId, ObjectKind,
+    PolicyKind, Runtime, State,
 };
 use memhc_host::host::HostBackend;
 
@@ -76,6 +76,36 @@ fn repeated_inputs_are_hits_and_outputs_stay_on_the_device() {
         "a second read does not copy"
     );
     rt.audit().unwrap();
+}
+
+#[test]
+fn zeros_never_made_are_copied_as_a_vector_of_zeros_and_stay_unmade() {
+    // The same launches on a vector of zeros and on zeros never made: the same counts and
+    // values, and the zeros are still unmade after their copies to the device.
+    let l = square(4, 6);
+    let zero = Complex64::new(0.0, 0.0);
+    let mut made = runtime(Config::default());
+    let mut lazy = runtime(Config::default());
+    let bv = random(&mut rng(3), l);
+    let a = made.register(vec![zero; l.elems()], l).unwrap();
+    let z = lazy.register_host(HostCopy::zeros(l.elems()), l).unwrap();
+    for rt in [&mut made, &mut lazy] {
+        let b = rt.register(bv.clone(), l).unwrap();
+        let c = rt.create(l).unwrap();
+        multiply(rt, 0, a, b, c).unwrap();
+        multiply(rt, 1, b, a, c).unwrap();
+        assert_eq!(rt.read(c).unwrap(), vec![zero; l.elems()].as_slice());
+        rt.audit().unwrap();
+    }
+    assert_eq!(a, z);
+    assert_eq!(made.stats(), lazy.stats());
+    let host = lazy.take_host(z).unwrap();
+    assert!(host.is_unmade(), "{host:?}");
+    assert_eq!(host.into_vec().unwrap(), vec![zero; l.elems()]);
+    // Read in place, they are made.
+    let z = lazy.register_host(HostCopy::zeros(l.elems()), l).unwrap();
+    assert_eq!(lazy.read(z).unwrap(), vec![zero; l.elems()].as_slice());
+    assert!(!lazy.take_host(z).unwrap().is_unmade());
 }
 
 #[test]

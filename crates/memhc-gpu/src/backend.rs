@@ -350,6 +350,11 @@ impl<D: DeviceApi> Backend for GpuBackend<D> {
         }
     }
 
+    /// [`GpuOptions::register`]'s rule, which [`GpuBackend::adopt_pageable`] applies.
+    fn adopts_host(&self, bytes: usize, copies: usize) -> bool {
+        self.options.register.registers(bytes, copies)
+    }
+
     /// One DMA from the page-locked buffer: no staging. The buffer keeps the copy's fence, so
     /// the host cannot change or free it while the copy reads it.
     fn copy_h2d_async(

@@ -259,8 +259,9 @@ pub fn pinned_plan_bytes(w: &Workload, a: &Analysis) -> u64 {
 }
 
 /// The host memory a dry run of `w` on the null backend touches: the host copies of produced
-/// nodes it syncs or writes back (initial nodes are zeros that are never touched, so they cost
-/// address space but no memory). At most the produced nodes alive at once.
+/// nodes it syncs or writes back (initial nodes are zeros that are never made,
+/// [`HostCopy::zeros`](memhc_core::HostCopy::zeros): they cost no memory, whatever the
+/// allocator). At most the produced nodes alive at once.
 pub fn dry_run_needs(w: &Workload, a: &Analysis) -> u64 {
     clamp(lives(w, a).produced_peak)
 }

@@ -7,7 +7,8 @@ use std::time::Instant;
 use hadron::{Contraction, Engine, HadronNode, reference};
 use memhc_core::backend::timeline::{WorkSpan, compute_busy_ns, hidden_copy_share};
 use memhc_core::{
-    Alloc, Backend, Complex64, Config, EventLog, Mode, ObjectId, PolicyKind, Runtime, Stats,
+    Alloc, Backend, Complex64, Config, EventLog, HostCopy, Mode, ObjectId, PolicyKind, Runtime,
+    Stats,
 };
 use memhc_host::null::NullBackend;
 
@@ -263,16 +264,15 @@ pub fn run_observed<B: Backend>(
     })
 }
 
-/// `n` zeros in memory obtained zeroed from the allocator and never written, so that pages
-/// nobody reads are never backed by physical memory. An allocation the system refuses (more
-/// address space than it will hand out) is an error, not an abort.
-fn untouched_zeros(n: usize) -> Result<Vec<Complex64>> {
+/// `n` zeros for a node's values to be generated into. An allocation the system refuses
+/// (more address space than it will hand out) is an error, not an abort.
+fn zeroed_values(n: usize) -> Result<Vec<Complex64>> {
     n.checked_mul(2)
         .and_then(|parts| bytemuck::allocation::try_zeroed_vec::<f64>(parts).ok())
         .map(bytemuck::allocation::cast_vec)
         .ok_or_else(|| {
             Error::Usage(format!(
-                "a dry run cannot reserve address space for a node of {n} complex doubles"
+                "a run cannot reserve address space for a node of {n} complex doubles"
             ))
         })
 }
@@ -288,7 +288,7 @@ struct Executed {
 /// Registers the initial nodes, creates every output up front (so that the future is exact for
 /// Belady), then runs the vectors, the traces and the result reads, releasing every node after
 /// its last use. A real run (`real`) materialises the nodes' values and reads the results back;
-/// a dry run registers zeros that are never touched (so they cost no memory).
+/// a dry run registers zeros that are never made ([`HostCopy::zeros`]: they cost no memory).
 ///
 /// Nodes are known by their index in the analysis from here on: the queue runs without a
 /// single string lookup.
@@ -301,8 +301,8 @@ fn execute<B: Backend>(
 ) -> Result<Executed> {
     let mut ids: Vec<ObjectId> = Vec::with_capacity(a.node_count());
     let pinned = engine.runtime().config().pinned_results;
-    // A backend that keeps no values (null, the modelled GPU) gets its nodes' memory, never
-    // written: generating values it would drop is most of a large run's host time.
+    // A backend that keeps no values (null, the modelled GPU) gets zeros whose memory is never
+    // made: generating values it would drop is most of a large run's host time.
     let fill = real && engine.runtime().backend().holds_values();
     if real && pinned {
         // Generated straight into the backend's host memory, on every core: uploaded without
@@ -321,21 +321,23 @@ fn execute<B: Backend>(
         for (n, host) in w.nodes.iter().zip(hosts) {
             ids.push(engine.register_host(n.shape.clone(), host)?);
         }
-    } else {
-        // Zeros never written (a dry run's nodes and a backend's that keeps no values cost no
-        // memory), or the values, generated on every core.
+    } else if fill {
+        // The values, generated on every core.
         let mut values = Vec::with_capacity(w.nodes.len());
         for n in &w.nodes {
-            values.push(untouched_zeros(
-                n.shape.spins() * n.shape.component_elems(),
-            )?);
+            values.push(zeroed_values(n.shape.spins() * n.shape.component_elems())?);
         }
-        if fill {
-            let jobs = w.nodes.iter().zip(values.iter_mut());
-            materialise_all_into(jobs.map(|(n, v)| (&n.data, v.as_mut_slice())).collect());
-        }
+        let jobs = w.nodes.iter().zip(values.iter_mut());
+        materialise_all_into(jobs.map(|(n, v)| (&n.data, v.as_mut_slice())).collect());
         for (n, v) in w.nodes.iter().zip(values) {
             ids.push(engine.register(HadronNode::from_vec(&n.shape, v)?)?);
+        }
+    } else {
+        // Zeros never made (a dry run's nodes and a backend's that keeps no values cost no
+        // memory, whatever the allocator): vectors all the same to the runtime (pageable).
+        for n in &w.nodes {
+            let zeros = HostCopy::zeros(n.shape.spins() * n.shape.component_elems());
+            ids.push(engine.register_host(n.shape.clone(), zeros)?);
         }
     }
     // Outputs are numbered after the initial nodes, in queue order: create them in that order.

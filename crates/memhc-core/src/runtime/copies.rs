@@ -119,12 +119,18 @@ impl<B: Backend> Runtime<B> {
     ) -> Result<Option<B::Event>> {
         self.offer_for_registration(id)?;
         let e = self.entry(id)?;
+        let chunk = r.block_elems(&e.layout);
+        if let Some(h) = e.life.host().filter(|h| h.is_unmade()) {
+            // Zeros not made yet: staged from the zero buffer, a piece at a time.
+            let longest = chunk.min(h.len());
+            self.host_pool.grow_zeros(longest)?;
+        }
+        let e = self.entry(id)?;
         let Some(host) = e.life.host() else {
             return Err(Error::Uninitialized(id));
         };
         let s = &self.streams[stream];
         r.hazards.before_write(&self.backend, stream, s)?;
-        let chunk = r.block_elems(&e.layout);
         let place = |block| placed(block, self.space.arena_buffer(), id);
         if let Some((src, elems)) = host.host_buffer() {
             let (total, chunk) = (elems * ELEMENT_BYTES, chunk * ELEMENT_BYTES);
@@ -152,8 +158,13 @@ impl<B: Backend> Runtime<B> {
             }
             return Ok(Some(event));
         }
-        let values = host.as_slice().unwrap_or_default();
-        for (values, block) in values.chunks(chunk).zip(&r.blocks) {
+        let Some(pieces) = host.staged_pieces(chunk, self.host_pool.zeros()) else {
+            return Err(Error::Internal(format!(
+                "{id}: host memory without a buffer to copy from"
+            )));
+        };
+        for (values, block) in pieces.zip(&r.blocks) {
+            let values = values?;
             let (buffer, offset) = place(block)?;
             match e.layout.tiles() {
                 Some(t) => self

@@ -63,11 +63,16 @@ impl<B: Backend> Runtime<B> {
     /// The host writes object `id`'s values into its managed buffer in place, after any work
     /// on it, then advises read-mostly if `read_only` (the launch does not write it).
     pub(super) fn managed_copy_in(
-        &self,
+        &mut self,
         id: ObjectId,
         r: &DeviceCopy<B>,
         read_only: bool,
     ) -> Result<()> {
+        if let Some(h) = self.entry(id)?.life.host().filter(|h| h.is_unmade()) {
+            // Zeros not made yet: written from the zero buffer.
+            let elems = h.len();
+            self.host_pool.grow_zeros(elems)?;
+        }
         let Some(host) = self.entry(id)?.life.host() else {
             return Err(Error::Uninitialized(id));
         };
@@ -75,6 +80,12 @@ impl<B: Backend> Runtime<B> {
         r.hazards.settle(&self.backend)?;
         match (host.as_slice(), host.host_buffer()) {
             (Some(values), _) => self.backend.managed_write(buffer, 0, as_bytes(values))?,
+            (None, None) if host.is_unmade() => {
+                let zeros = self.host_pool.zeros().get(..host.len()).ok_or_else(|| {
+                    Error::Internal(format!("{id}: the zero buffer is shorter than it"))
+                })?;
+                self.backend.managed_write(buffer, 0, as_bytes(zeros))?
+            }
             // Host memory of the backend: read through it (the copies into it are done).
             (None, Some((src, elems))) => {
                 let mut values = vec![Complex64::new(0.0, 0.0); elems];
