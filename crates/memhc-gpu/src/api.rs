@@ -5,7 +5,7 @@
 use std::fmt;
 
 use memhc_backend::gemm::{GeamShape, GemmItem, GemmShape, StridedBatch};
-use memhc_backend::{BackendError, DeviceMemory};
+use memhc_backend::{BackendError, BackendOp, DeviceMemory};
 use memhc_backend::{Location, MemInfo};
 
 use crate::address;
@@ -245,30 +245,34 @@ pub trait DeviceApi: Send + Sync + fmt::Debug + Sized + 'static {
     /// Enqueues one ZGEAM per item on the handle's stream.
     fn geam(&self, blas: &Self::Blas, call: &Geam) -> Result<(), BackendError>;
 
-    /// Enqueues on `stream` a 2D copy from page-locked `src` to `dst` ([`Copy2D`]:
-    /// `cuMemcpy2DAsync`, `hipMemcpy2DAsync`), both spans inside their allocations (checked by
-    /// the caller). The provided version enqueues one [`DeviceApi::copy_h2d_async`] per row.
-    fn copy_h2d_2d_async(
+    /// Enqueues on `stream` a pitched copy from page-locked `src` to `dst` ([`PitchedCopy`]: a
+    /// 2D copy, `cuMemcpy2DAsync` / `hipMemcpy2DAsync`, at depth 1, else a 3D one,
+    /// `cuMemcpy3DAsync` / `hipMemcpy3DAsync`), both spans inside their allocations (checked by
+    /// the caller). An implementation checks the copy with [`PitchedCopy::spans`]. The provided
+    /// version enqueues one [`DeviceApi::copy_h2d_async`] per row.
+    fn copy_h2d_pitched_async(
         &self,
         stream: &Self::Stream,
         src: &Self::Pinned,
         dst: &Self::Memory,
-        copy: &Copy2D,
+        copy: &PitchedCopy,
     ) -> Result<(), BackendError> {
+        copy.spans(BackendOp::CopyH2D)?;
         copy.rows()
             .try_for_each(|(s, d)| self.copy_h2d_async(stream, src, s, dst, d, copy.width))
     }
 
-    /// Enqueues on `stream` a 2D copy from `src` to page-locked `dst` ([`Copy2D`]), both spans
-    /// inside their allocations (checked by the caller). The provided version enqueues one
-    /// [`DeviceApi::copy_d2h_async`] per row.
-    fn copy_d2h_2d_async(
+    /// Enqueues on `stream` a pitched copy from `src` to page-locked `dst` ([`PitchedCopy`]),
+    /// both spans inside their allocations (checked by the caller). The provided version
+    /// enqueues one [`DeviceApi::copy_d2h_async`] per row.
+    fn copy_d2h_pitched_async(
         &self,
         stream: &Self::Stream,
         src: &Self::Memory,
         dst: &Self::Pinned,
-        copy: &Copy2D,
+        copy: &PitchedCopy,
     ) -> Result<(), BackendError> {
+        copy.spans(BackendOp::CopyD2H)?;
         copy.rows()
             .try_for_each(|(s, d)| self.copy_d2h_async(stream, src, s, dst, d, copy.width))
     }
@@ -336,67 +340,171 @@ pub struct Unregistered {
     pub error: BackendError,
 }
 
-/// A 2D copy (the `cuMemcpy2DAsync` / `hipMemcpy2DAsync` form): `height` rows of `width` bytes,
-/// row `i` from byte `src_offset + i src_pitch` of the source to byte `dst_offset + i dst_pitch`
-/// of the destination. One component of a tiled object is one such copy
-/// ([`memhc_backend::tiles`]).
+/// A pitched copy (the `cuMemcpy2DAsync` / `cuMemcpy3DAsync` form, HIP's alike): `depth`
+/// slices of `height` rows of `width` bytes. Row `i` of slice `z` goes from byte
+/// `src_offset + (z src_height + i) src_pitch` of the source to byte
+/// `dst_offset + (z dst_height + i) dst_pitch` of the destination: each side's slices are
+/// its pitch times its rows per slice apart (`CUDA_MEMCPY3D`'s `srcHeight` and `dstHeight`).
+/// Depth 1 is a 2D copy, whose rows per slice do not matter. One component of a tiled object
+/// is one 2D copy, one block column of it one 3D copy ([`memhc_backend::tiles`]).
+///
+/// The fields are plain numbers; [`PitchedCopy::spans`] checks them (the one place) before a
+/// device API uses them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Copy2D {
+pub struct PitchedCopy {
     /// Where the first row starts in the source, in bytes.
     pub src_offset: usize,
     /// Bytes between rows in the source (at least `width`).
     pub src_pitch: usize,
+    /// Rows between slices in the source (at least `height` when `depth` > 1): slices are
+    /// `src_pitch src_height` bytes apart.
+    pub src_height: usize,
     /// Where the first row starts in the destination, in bytes.
     pub dst_offset: usize,
     /// Bytes between rows in the destination (at least `width`).
     pub dst_pitch: usize,
+    /// Rows between slices in the destination (at least `height` when `depth` > 1): slices
+    /// are `dst_pitch dst_height` bytes apart.
+    pub dst_height: usize,
     /// Bytes of one row.
     pub width: usize,
-    /// Rows.
+    /// Rows of one slice.
     pub height: usize,
+    /// Slices (1: a 2D copy).
+    pub depth: usize,
 }
 
-impl Copy2D {
-    /// Bytes copied.
+impl PitchedCopy {
+    /// A 2D copy (depth 1): `height` rows of `width` bytes, from rows `src_pitch` apart from
+    /// byte `src_offset` to rows `dst_pitch` apart from byte `dst_offset`.
+    pub fn plane(
+        (src_offset, src_pitch): (usize, usize),
+        (dst_offset, dst_pitch): (usize, usize),
+        (width, height): (usize, usize),
+    ) -> Self {
+        PitchedCopy {
+            src_offset,
+            src_pitch,
+            src_height: height,
+            dst_offset,
+            dst_pitch,
+            dst_height: height,
+            width,
+            height,
+            depth: 1,
+        }
+    }
+
+    /// Bytes copied, over all slices (saturating: [`PitchedCopy::spans`] refuses a copy whose
+    /// numbers overflow).
     pub fn bytes(&self) -> usize {
-        self.width * self.height
+        self.width
+            .saturating_mul(self.height)
+            .saturating_mul(self.depth)
     }
 
     /// The bytes of the source the copy spans, from its first row's start to its last row's
-    /// end: `(offset, len)` (`len` 0 for an empty copy).
+    /// end over all slices: `(offset, len)` (`len` 0 for an empty copy; saturating, as
+    /// [`PitchedCopy::bytes`]).
     pub fn src_span(&self) -> (usize, usize) {
         (
             self.src_offset,
-            span(self.src_pitch, self.width, self.height),
+            span(
+                self.src_pitch,
+                self.src_height,
+                self.width,
+                self.height,
+                self.depth,
+            )
+            .unwrap_or(usize::MAX),
         )
     }
 
-    /// The bytes of the destination the copy spans, as [`Copy2D::src_span`].
+    /// The bytes of the destination the copy spans, as [`PitchedCopy::src_span`].
     pub fn dst_span(&self) -> (usize, usize) {
         (
             self.dst_offset,
-            span(self.dst_pitch, self.width, self.height),
+            span(
+                self.dst_pitch,
+                self.dst_height,
+                self.width,
+                self.height,
+                self.depth,
+            )
+            .unwrap_or(usize::MAX),
         )
     }
 
-    /// Each row's source and destination offsets.
+    /// Checks the copy and gives its source and destination spans
+    /// ([`PitchedCopy::src_span`], [`PitchedCopy::dst_span`]): each row fits its pitch on both
+    /// sides, with more than one slice each slice fits its side's rows per slice, and no
+    /// offset or span overflows `usize`. Anything else is [`BackendError::InvalidArgument`]
+    /// for `op`. An empty copy (no bytes) is accepted as it is.
+    pub fn spans(&self, op: BackendOp) -> Result<((usize, usize), (usize, usize)), BackendError> {
+        let refuse = |why: String| Err(BackendError::invalid(op, why));
+        if self.bytes() == 0 {
+            return Ok(((self.src_offset, 0), (self.dst_offset, 0)));
+        }
+        if self.width > self.src_pitch || self.width > self.dst_pitch {
+            return refuse(format!(
+                "a pitched copy of rows of {} bytes, pitches {} (source) and {} (destination)",
+                self.width, self.src_pitch, self.dst_pitch
+            ));
+        }
+        if self.depth > 1 && (self.height > self.src_height || self.height > self.dst_height) {
+            return refuse(format!(
+                "a pitched copy of slices of {} rows, {} rows per slice (source) and {} \
+                 (destination)",
+                self.height, self.src_height, self.dst_height
+            ));
+        }
+        let side = |offset: usize, pitch, rows| {
+            let len = span(pitch, rows, self.width, self.height, self.depth)?;
+            offset.checked_add(len).map(|_| (offset, len))
+        };
+        match (
+            side(self.src_offset, self.src_pitch, self.src_height),
+            side(self.dst_offset, self.dst_pitch, self.dst_height),
+            self.width
+                .checked_mul(self.height)
+                .and_then(|n| n.checked_mul(self.depth)),
+        ) {
+            (Some(src), Some(dst), Some(_)) => Ok((src, dst)),
+            _ => refuse(format!(
+                "a pitched copy whose byte ranges overflow: {self:?}"
+            )),
+        }
+    }
+
+    /// Each row's source and destination offsets, slice by slice (saturating, as
+    /// [`PitchedCopy::bytes`]).
     pub fn rows(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
-        (0..self.height).map(|i| {
-            (
-                self.src_offset + i * self.src_pitch,
-                self.dst_offset + i * self.dst_pitch,
-            )
+        let at = |offset: usize, pitch: usize, rows: usize, z: usize, i: usize| {
+            z.saturating_mul(rows)
+                .saturating_add(i)
+                .saturating_mul(pitch)
+                .saturating_add(offset)
+        };
+        (0..self.depth).flat_map(move |z| {
+            (0..self.height).map(move |i| {
+                (
+                    at(self.src_offset, self.src_pitch, self.src_height, z, i),
+                    at(self.dst_offset, self.dst_pitch, self.dst_height, z, i),
+                )
+            })
         })
     }
 }
 
-/// Bytes from the first row's start to the last row's end.
-fn span(pitch: usize, width: usize, height: usize) -> usize {
-    if width == 0 || height == 0 {
-        0
-    } else {
-        (height - 1) * pitch + width
+/// Bytes from the first row's start to the last row's end over all slices (`None` on
+/// overflow).
+fn span(pitch: usize, rows: usize, width: usize, height: usize, depth: usize) -> Option<usize> {
+    if width == 0 || height == 0 || depth == 0 {
+        return Some(0);
     }
+    let last_slice = (depth - 1).checked_mul(rows)?.checked_mul(pitch)?;
+    let last_row = (height - 1).checked_mul(pitch)?;
+    last_slice.checked_add(last_row)?.checked_add(width)
 }
 
 fn unsupported<D: DeviceApi>() -> BackendError {
