@@ -340,6 +340,9 @@ pub struct Unregistered {
     pub error: BackendError,
 }
 
+/// The bytes of one side of a copy: `(offset, len)`.
+pub type Span = (usize, usize);
+
 /// A pitched copy (the `cuMemcpy2DAsync` / `cuMemcpy3DAsync` form, HIP's alike): `depth`
 /// slices of `height` rows of `width` bytes. Row `i` of slice `z` goes from byte
 /// `src_offset + (z src_height + i) src_pitch` of the source to byte
@@ -406,7 +409,7 @@ impl PitchedCopy {
     /// The bytes of the source the copy spans, from its first row's start to its last row's
     /// end over all slices: `(offset, len)` (`len` 0 for an empty copy; saturating, as
     /// [`PitchedCopy::bytes`]).
-    pub fn src_span(&self) -> (usize, usize) {
+    pub fn src_span(&self) -> Span {
         (
             self.src_offset,
             span(
@@ -421,7 +424,7 @@ impl PitchedCopy {
     }
 
     /// The bytes of the destination the copy spans, as [`PitchedCopy::src_span`].
-    pub fn dst_span(&self) -> (usize, usize) {
+    pub fn dst_span(&self) -> Span {
         (
             self.dst_offset,
             span(
@@ -440,7 +443,7 @@ impl PitchedCopy {
     /// sides, with more than one slice each slice fits its side's rows per slice, and no
     /// offset or span overflows `usize`. Anything else is [`BackendError::InvalidArgument`]
     /// for `op`. An empty copy (no bytes) is accepted as it is.
-    pub fn spans(&self, op: BackendOp) -> Result<((usize, usize), (usize, usize)), BackendError> {
+    pub fn spans(&self, op: BackendOp) -> Result<(Span, Span), BackendError> {
         let refuse = |why: String| Err(BackendError::invalid(op, why));
         if self.bytes() == 0 {
             return Ok(((self.src_offset, 0), (self.dst_offset, 0)));

@@ -141,7 +141,7 @@ use memhc_backend::ELEMENT_BYTES;
 use memhc_backend::gemm::{DeviceRef, GemmItem};
 
 pub use api::{
-    BatchedGemm, DeviceAllocation, DeviceApi, Geam, Operands, PinnedAllocation, PitchedCopy,
+    BatchedGemm, DeviceAllocation, DeviceApi, Geam, Operands, PinnedAllocation, PitchedCopy, Span,
     Strided, StridedGemm, Unregistered,
 };
 pub use backend::{Adopted, GpuBackend};

@@ -479,29 +479,6 @@ impl DeviceApi for Hip {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes_beyond_rocblas_int_are_invalid_arguments() {
-        let big = GemmShape::dense(1 << 31, 1, 1);
-        assert!(matches!(
-            gemm_args(&big),
-            Err(BackendError::InvalidArgument {
-                op: BackendOp::Gemm,
-                ..
-            })
-        ));
-        let ok = gemm_args(&GemmShape::dense(3, 4, 5)).ok();
-        assert_eq!(
-            ok.map(|g| (g.m, g.n, g.k, g.lda, g.ldb, g.ldc)),
-            Some((3, 4, 5, 3, 5, 3))
-        );
-        assert_eq!(operation(Op::C), ROCBLAS_OPERATION_CONJUGATE_TRANSPOSE);
-    }
-}
-
 /// Enqueues `copy` (checked by [`PitchedCopy::spans`], not empty) from `src` to `dst`, each
 /// with its pitch and rows per slice: `hipMemcpy2DAsync` at depth 1 (today's tiled copies, one
 /// per component), else `hipMemcpy3DAsync` (one per block column).
@@ -540,5 +517,28 @@ unsafe fn pitched(
                 stream,
             )
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_beyond_rocblas_int_are_invalid_arguments() {
+        let big = GemmShape::dense(1 << 31, 1, 1);
+        assert!(matches!(
+            gemm_args(&big),
+            Err(BackendError::InvalidArgument {
+                op: BackendOp::Gemm,
+                ..
+            })
+        ));
+        let ok = gemm_args(&GemmShape::dense(3, 4, 5)).ok();
+        assert_eq!(
+            ok.map(|g| (g.m, g.n, g.k, g.lda, g.ldb, g.ldc)),
+            Some((3, 4, 5, 3, 5, 3))
+        );
+        assert_eq!(operation(Op::C), ROCBLAS_OPERATION_CONJUGATE_TRANSPOSE);
     }
 }
