@@ -216,7 +216,7 @@ mod tests {
     }
 
     #[test]
-    fn bad_shapes_are_refused_not_panicked_on() {
+    fn bad_shapes_are_refused_with_a_typed_error() {
         let refused = |c: PitchedCopy| {
             matches!(
                 c.spans(BackendOp::CopyH2D),
