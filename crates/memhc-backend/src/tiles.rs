@@ -11,6 +11,13 @@
 //! `cuMemcpy2DAsync` on a GPU, a strided copy on the host backend), never a pass of its own
 //! over host memory.
 //!
+//! The components of one block column `b` (tiles `(a, b)`, `a = 0..g`) are also one 3D copy
+//! ([`Tiles::columns`]; `cuMemcpy3DAsync` on a GPU): `g` slices of `r` rows of `c` elements,
+//! slice `a` being component `(a, b)`. On the host the slices are `g r c` elements apart
+//! (every `g`-th component) and rows `c`; on the device slices are `r g c` apart (one block
+//! row of the whole matrix) and rows `g c`. So a tiled copy is `g` such copies, against `g²`
+//! 2D ones.
+//!
 //! With this layout a contraction whose terms are the block product
 //! `out[g a + e] = Σ_b A[g a + b] B[g b + e]` (the meson4x4 mapping) is one GEMM of the whole
 //! matrices, where the packed layout needs `g` accumulating batches of `g²` products.
@@ -44,6 +51,60 @@ pub struct Piece {
     pub packed_pitch: usize,
     /// Bytes between rows in the tiled order (the whole matrix's row).
     pub tiled_pitch: usize,
+}
+
+impl Piece {
+    /// Each row's offsets, `(packed, tiled)` in bytes, in order.
+    pub fn row_offsets(&self) -> impl Iterator<Item = (usize, usize)> + use<> {
+        let p = *self;
+        (0..p.rows).map(move |i| (p.packed + i * p.packed_pitch, p.tiled + i * p.tiled_pitch))
+    }
+}
+
+/// One 3D piece of a tiled copy: one block column, `depth` slices (its components, top to
+/// bottom) of `rows` rows of `width` bytes. Offsets and pitches are in bytes; rows per slice
+/// (the `CUDA_MEMCPY3D` `srcHeight` / `dstHeight` form: slices are pitch times that apart) on
+/// each side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Column {
+    /// Where the column's first component starts in the packed order.
+    pub packed: usize,
+    /// Where the column's first component starts in the tiled order.
+    pub tiled: usize,
+    /// Rows of one component (one slice).
+    pub rows: usize,
+    /// Bytes of one row.
+    pub width: usize,
+    /// Components in the column (slices: the grid).
+    pub depth: usize,
+    /// Bytes between rows in the packed order (`width`).
+    pub packed_pitch: usize,
+    /// Rows of `packed_pitch` between slices in the packed order (`grid` components' rows).
+    pub packed_height: usize,
+    /// Bytes between rows in the tiled order (the whole matrix's row).
+    pub tiled_pitch: usize,
+    /// Rows of `tiled_pitch` between slices in the tiled order (one component's rows).
+    pub tiled_height: usize,
+}
+
+impl Column {
+    /// Each row's offsets, `(packed, tiled)` in bytes, slice by slice.
+    pub fn row_offsets(&self) -> impl Iterator<Item = (usize, usize)> + use<> {
+        let c = *self;
+        (0..c.depth).flat_map(move |z| {
+            (0..c.rows).map(move |i| {
+                (
+                    c.packed + (z * c.packed_height + i) * c.packed_pitch,
+                    c.tiled + (z * c.tiled_height + i) * c.tiled_pitch,
+                )
+            })
+        })
+    }
+
+    /// Bytes of the column.
+    pub fn bytes(&self) -> usize {
+        self.depth * self.rows * self.width
+    }
 }
 
 impl Tiles {
@@ -142,6 +203,25 @@ impl Tiles {
         })
     }
 
+    /// The copy as 3D pieces, one per block column, left to right: together they copy exactly
+    /// the rows of [`Tiles::pieces`] (see the [module documentation](self)).
+    pub fn columns(&self) -> impl Iterator<Item = Column> + use<> {
+        let (g, r) = (self.grid(), self.rows());
+        let width = self.cols() * ELEMENT_BYTES;
+        let tiled_pitch = self.row_stride() * ELEMENT_BYTES;
+        (0..g).map(move |b| Column {
+            packed: b * r * width,
+            tiled: b * width,
+            rows: r,
+            width,
+            depth: g,
+            packed_pitch: width,
+            packed_height: g * r,
+            tiled_pitch,
+            tiled_height: r,
+        })
+    }
+
     /// The host's strided copy from the packed order into the tiled order: `packed` and
     /// `tiled` must each hold [`Tiles::bytes`] (checked by the caller; shorter slices copy
     /// only the pieces that fit, longer ones leave the rest alone).
@@ -177,6 +257,46 @@ impl Tiles {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The block columns are `grid` 3D copies of `grid` slices each, and their rows are
+        /// exactly the components' rows (the same `(packed, tiled)` pairs, each once), for
+        /// square and non-square components.
+        #[test]
+        fn columns_copy_exactly_the_components_rows(
+            grid in 1usize..7,
+            rows in 1usize..9,
+            cols in 1usize..9,
+        ) {
+            let t = Tiles::new(grid, rows, cols).expect("tiles");
+            let columns: Vec<Column> = t.columns().collect();
+            prop_assert_eq!(columns.len(), grid);
+            prop_assert!(columns.iter().all(|c| c.depth == grid && c.rows == rows));
+            prop_assert_eq!(columns.iter().map(Column::bytes).sum::<usize>(), t.bytes());
+            let mut by_column: Vec<(usize, usize)> =
+                columns.iter().flat_map(Column::row_offsets).collect();
+            let mut by_component: Vec<(usize, usize)> =
+                t.pieces().flat_map(|p| p.row_offsets().collect::<Vec<_>>()).collect();
+            prop_assert_eq!(by_column.len(), by_component.len());
+            by_column.sort_unstable();
+            by_component.sort_unstable();
+            prop_assert_eq!(by_column, by_component);
+        }
+    }
+
+    #[test]
+    fn a_column_is_the_3d_copy_the_module_describes() {
+        // g = 4, r = c = N = 128, E = 16: block column 1.
+        let t = Tiles::new(4, 128, 128).expect("tiles");
+        let e = ELEMENT_BYTES;
+        let c = t.columns().nth(1).expect("column 1");
+        assert_eq!((c.packed, c.tiled), (128 * 128 * e, 128 * e));
+        assert_eq!((c.width, c.rows, c.depth), (128 * e, 128, 4));
+        assert_eq!(c.packed_pitch * c.packed_height, 4 * 128 * 128 * e);
+        assert_eq!(c.tiled_pitch * c.tiled_height, 128 * 4 * 128 * e);
+        assert_eq!(t.columns().count(), 4);
+    }
 
     /// Element `(R, C)` of the whole matrix, read from the packed order the way the module
     /// documentation defines it (tile `(R / r, C / c)` is component `g (R / r) + C / c`).

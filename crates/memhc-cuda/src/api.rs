@@ -10,8 +10,8 @@ use cudarc::driver::sys::CUdevice_attribute;
 use memhc_backend::{BackendError, BackendOp};
 use memhc_backend::{Location, MemInfo};
 use memhc_gpu::{
-    BatchedGemm, Copy2D, DeviceAllocation, DeviceApi, Geam, HostWait, StridedGemm, Unregistered,
-    library_path,
+    BatchedGemm, DeviceAllocation, DeviceApi, Geam, HostWait, PitchedCopy, StridedGemm,
+    Unregistered, library_path,
 };
 
 use crate::blas::{CublasHandle, int, long};
@@ -266,57 +266,57 @@ impl DeviceApi for Cuda {
         unsafe { driver::memcpy_dtoh_async(to, from, len, stream.raw()) }
     }
 
-    fn copy_h2d_2d_async(
+    fn copy_h2d_pitched_async(
         &self,
         stream: &CudaStreamHandle,
         src: &CudaPinned,
         dst: &CudaMemory,
-        copy: &Copy2D,
+        copy: &PitchedCopy,
     ) -> Result<(), BackendError> {
-        let ((so, sl), (d_o, dl)) = (copy.src_span(), copy.dst_span());
+        let ((so, sl), (d_o, dl)) = copy.spans(BackendOp::CopyH2D)?;
         let from = src.range(BackendOp::CopyH2D, so, sl)?;
         let to = dst.range(BackendOp::CopyH2D, d_o, dl)?;
         if copy.bytes() == 0 {
             return Ok(());
         }
         self.ctx.bind()?;
-        // SAFETY: both spans lie inside their allocations (checked just above); `src` is
-        // page-locked and, by the DeviceApi contract, untouched by the host until an event
-        // after this copy completes; `dst` lives as long as the reference and freeing it waits
-        // for the device; the stream is live.
+        // SAFETY: `spans` checked the copy's shape and both spans lie inside their allocations
+        // (checked just above); `src` is page-locked and, by the DeviceApi contract, untouched
+        // by the host until an event after this copy completes; `dst` lives as long as the
+        // reference and freeing it waits for the device; the stream is live.
         unsafe {
-            driver::memcpy_2d_async(
+            pitched(
                 driver::Direction::HostToDevice,
-                (from, copy.src_pitch),
-                (to, copy.dst_pitch),
-                (copy.width, copy.height),
+                (from, copy.src_pitch, copy.src_height),
+                (to, copy.dst_pitch, copy.dst_height),
+                copy,
                 stream.raw(),
             )
         }
     }
 
-    fn copy_d2h_2d_async(
+    fn copy_d2h_pitched_async(
         &self,
         stream: &CudaStreamHandle,
         src: &CudaMemory,
         dst: &CudaPinned,
-        copy: &Copy2D,
+        copy: &PitchedCopy,
     ) -> Result<(), BackendError> {
-        let ((so, sl), (d_o, dl)) = (copy.src_span(), copy.dst_span());
+        let ((so, sl), (d_o, dl)) = copy.spans(BackendOp::CopyD2H)?;
         let from = src.range(BackendOp::CopyD2H, so, sl)?;
         let to = dst.range(BackendOp::CopyD2H, d_o, dl)?;
         if copy.bytes() == 0 {
             return Ok(());
         }
         self.ctx.bind()?;
-        // SAFETY: as for `copy_h2d_2d_async`, the other way round: `dst` is page-locked and
-        // not read by the host until an event after this copy completes.
+        // SAFETY: as for `copy_h2d_pitched_async`, the other way round: `dst` is page-locked
+        // and not read by the host until an event after this copy completes.
         unsafe {
-            driver::memcpy_2d_async(
+            pitched(
                 driver::Direction::DeviceToHost,
-                (to, copy.dst_pitch),
-                (from, copy.src_pitch),
-                (copy.width, copy.height),
+                (to, copy.dst_pitch, copy.dst_height),
+                (from, copy.src_pitch, copy.src_height),
+                copy,
                 stream.raw(),
             )
         }
@@ -474,5 +474,43 @@ impl DeviceApi for Cuda {
         let bytes = memory.bytes();
         // SAFETY: the range is the whole of a live managed allocation; the stream is live.
         unsafe { driver::prefetch_async(ptr, bytes, target, stream.raw()) }
+    }
+}
+
+/// Enqueues `copy` (checked by [`PitchedCopy::spans`], not empty) between `host` and `device`,
+/// each with its pitch and rows per slice, as `direction` says: `cuMemcpy2DAsync` at depth 1
+/// (today's tiled copies, one per component), else `cuMemcpy3DAsync` (one per block column).
+///
+/// # Safety
+/// As [`driver::memcpy_3d_async`], for the spans `copy` gives each side.
+unsafe fn pitched(
+    direction: driver::Direction,
+    (host, host_pitch, host_height): (*mut u8, usize, usize),
+    (device, device_pitch, device_height): (driver::DevicePtr, usize, usize),
+    copy: &PitchedCopy,
+    stream: cudarc::driver::sys::CUstream,
+) -> Result<(), BackendError> {
+    if copy.depth == 1 {
+        // SAFETY: the caller's contract; at depth 1 the spans are those of a 2D copy.
+        unsafe {
+            driver::memcpy_2d_async(
+                direction,
+                (host, host_pitch),
+                (device, device_pitch),
+                (copy.width, copy.height),
+                stream,
+            )
+        }
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe {
+            driver::memcpy_3d_async(
+                direction,
+                (host, host_pitch, host_height),
+                (device, device_pitch, device_height),
+                (copy.width, copy.height, copy.depth),
+                stream,
+            )
+        }
     }
 }

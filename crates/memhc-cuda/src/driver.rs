@@ -235,7 +235,7 @@ pub unsafe fn memcpy_dtoh_async(
     })
 }
 
-/// Which way a 2D copy goes.
+/// Which way a 2D or 3D copy goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Direction {
     /// From page-locked host memory to the device.
@@ -295,6 +295,72 @@ pub unsafe fn memcpy_2d_async(
     // call (the driver reads it before returning).
     check("cuMemcpy2DAsync", unsafe {
         sys::cuMemcpy2DAsync_v2(&copy, stream)
+    })
+}
+
+/// Enqueues a 3D copy (`cuMemcpy3DAsync`): `depth` slices of `height` rows of `width` bytes,
+/// from `host` (rows `host_pitch` apart, slices `host_pitch host_height` apart) to `device`
+/// (rows `device_pitch` apart, slices `device_pitch device_height` apart) or back, as
+/// `direction` says.
+///
+/// # Safety
+/// `host` is page-locked and valid for `(depth - 1) host_height host_pitch + (height - 1)
+/// host_pitch + width` bytes, `device` likewise with its pitch and rows per slice; the host
+/// side is left untouched until the copy completes; `stream` is live.
+pub unsafe fn memcpy_3d_async(
+    direction: Direction,
+    (host, host_pitch, host_height): (*mut u8, usize, usize),
+    (device, device_pitch, device_height): (DevicePtr, usize, usize),
+    (width, height, depth): (usize, usize, usize),
+    stream: CUstream,
+) -> Result<(), BackendError> {
+    let (host_type, device_type) = (
+        sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+        sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+    );
+    let mut copy = sys::CUDA_MEMCPY3D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcZ: 0,
+        srcLOD: 0,
+        srcMemoryType: host_type,
+        srcHost: std::ptr::null(),
+        srcDevice: 0,
+        srcArray: std::ptr::null_mut(),
+        reserved0: std::ptr::null_mut(),
+        srcPitch: 0,
+        srcHeight: 0,
+        dstXInBytes: 0,
+        dstY: 0,
+        dstZ: 0,
+        dstLOD: 0,
+        dstMemoryType: device_type,
+        dstHost: std::ptr::null_mut(),
+        dstDevice: 0,
+        dstArray: std::ptr::null_mut(),
+        reserved1: std::ptr::null_mut(),
+        dstPitch: 0,
+        dstHeight: 0,
+        WidthInBytes: width,
+        Height: height,
+        Depth: depth,
+    };
+    match direction {
+        Direction::HostToDevice => {
+            (copy.srcHost, copy.srcPitch, copy.srcHeight) =
+                (host.cast_const().cast(), host_pitch, host_height);
+            (copy.dstDevice, copy.dstPitch, copy.dstHeight) = (device, device_pitch, device_height);
+        }
+        Direction::DeviceToHost => {
+            (copy.srcMemoryType, copy.dstMemoryType) = (device_type, host_type);
+            (copy.srcDevice, copy.srcPitch, copy.srcHeight) = (device, device_pitch, device_height);
+            (copy.dstHost, copy.dstPitch, copy.dstHeight) = (host.cast(), host_pitch, host_height);
+        }
+    }
+    // SAFETY: the caller's contract; `copy` is a complete descriptor (reserved fields null, no
+    // arrays) that lives through the call (the driver reads it before returning).
+    check("cuMemcpy3DAsync", unsafe {
+        sys::cuMemcpy3DAsync_v2(&copy, stream)
     })
 }
 

@@ -59,6 +59,7 @@ const DRIVER_SYMBOLS: &[&str] = &[
     "cuMemcpyHtoDAsync_v2",
     "cuMemcpyDtoHAsync_v2",
     "cuMemcpy2DAsync_v2",
+    "cuMemcpy3DAsync_v2",
     "cuMemAdvise_v2",
     "cuMemPrefetchAsync_v2",
     "cuStreamCreate",

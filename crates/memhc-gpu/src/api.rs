@@ -5,11 +5,15 @@
 use std::fmt;
 
 use memhc_backend::gemm::{GeamShape, GemmItem, GemmShape, StridedBatch};
-use memhc_backend::{BackendError, DeviceMemory};
+use memhc_backend::{BackendError, BackendOp, DeviceMemory};
 use memhc_backend::{Location, MemInfo};
 
 use crate::address;
 use crate::options::HostWait;
+
+mod pitched;
+
+pub use pitched::{PitchedCopy, Span};
 
 /// One allocation of device (or managed) memory, owned: dropping it frees it.
 pub trait DeviceAllocation: Send + Sync + fmt::Debug {
@@ -262,30 +266,34 @@ pub trait DeviceApi: Send + Sync + fmt::Debug + Sized + 'static {
         )))
     }
 
-    /// Enqueues on `stream` a 2D copy from page-locked `src` to `dst` ([`Copy2D`]:
-    /// `cuMemcpy2DAsync`, `hipMemcpy2DAsync`), both spans inside their allocations (checked by
-    /// the caller). The provided version enqueues one [`DeviceApi::copy_h2d_async`] per row.
-    fn copy_h2d_2d_async(
+    /// Enqueues on `stream` a pitched copy from page-locked `src` to `dst` ([`PitchedCopy`]: a
+    /// 2D copy, `cuMemcpy2DAsync` / `hipMemcpy2DAsync`, at depth 1, else a 3D one,
+    /// `cuMemcpy3DAsync` / `hipMemcpy3DAsync`), both spans inside their allocations (checked by
+    /// the caller). An implementation checks the copy with [`PitchedCopy::spans`]. The provided
+    /// version enqueues one [`DeviceApi::copy_h2d_async`] per row.
+    fn copy_h2d_pitched_async(
         &self,
         stream: &Self::Stream,
         src: &Self::Pinned,
         dst: &Self::Memory,
-        copy: &Copy2D,
+        copy: &PitchedCopy,
     ) -> Result<(), BackendError> {
+        copy.spans(BackendOp::CopyH2D)?;
         copy.rows()
             .try_for_each(|(s, d)| self.copy_h2d_async(stream, src, s, dst, d, copy.width))
     }
 
-    /// Enqueues on `stream` a 2D copy from `src` to page-locked `dst` ([`Copy2D`]), both spans
-    /// inside their allocations (checked by the caller). The provided version enqueues one
-    /// [`DeviceApi::copy_d2h_async`] per row.
-    fn copy_d2h_2d_async(
+    /// Enqueues on `stream` a pitched copy from `src` to page-locked `dst` ([`PitchedCopy`]),
+    /// both spans inside their allocations (checked by the caller). The provided version
+    /// enqueues one [`DeviceApi::copy_d2h_async`] per row.
+    fn copy_d2h_pitched_async(
         &self,
         stream: &Self::Stream,
         src: &Self::Memory,
         dst: &Self::Pinned,
-        copy: &Copy2D,
+        copy: &PitchedCopy,
     ) -> Result<(), BackendError> {
+        copy.spans(BackendOp::CopyD2H)?;
         copy.rows()
             .try_for_each(|(s, d)| self.copy_d2h_async(stream, src, s, dst, d, copy.width))
     }
@@ -351,69 +359,6 @@ pub struct Unregistered {
     pub memory: Vec<u64>,
     /// Why it was not registered.
     pub error: BackendError,
-}
-
-/// A 2D copy (the `cuMemcpy2DAsync` / `hipMemcpy2DAsync` form): `height` rows of `width` bytes,
-/// row `i` from byte `src_offset + i src_pitch` of the source to byte `dst_offset + i dst_pitch`
-/// of the destination. One component of a tiled object is one such copy
-/// ([`memhc_backend::tiles`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Copy2D {
-    /// Where the first row starts in the source, in bytes.
-    pub src_offset: usize,
-    /// Bytes between rows in the source (at least `width`).
-    pub src_pitch: usize,
-    /// Where the first row starts in the destination, in bytes.
-    pub dst_offset: usize,
-    /// Bytes between rows in the destination (at least `width`).
-    pub dst_pitch: usize,
-    /// Bytes of one row.
-    pub width: usize,
-    /// Rows.
-    pub height: usize,
-}
-
-impl Copy2D {
-    /// Bytes copied.
-    pub fn bytes(&self) -> usize {
-        self.width * self.height
-    }
-
-    /// The bytes of the source the copy spans, from its first row's start to its last row's
-    /// end: `(offset, len)` (`len` 0 for an empty copy).
-    pub fn src_span(&self) -> (usize, usize) {
-        (
-            self.src_offset,
-            span(self.src_pitch, self.width, self.height),
-        )
-    }
-
-    /// The bytes of the destination the copy spans, as [`Copy2D::src_span`].
-    pub fn dst_span(&self) -> (usize, usize) {
-        (
-            self.dst_offset,
-            span(self.dst_pitch, self.width, self.height),
-        )
-    }
-
-    /// Each row's source and destination offsets.
-    pub fn rows(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
-        (0..self.height).map(|i| {
-            (
-                self.src_offset + i * self.src_pitch,
-                self.dst_offset + i * self.dst_pitch,
-            )
-        })
-    }
-}
-
-/// Bytes from the first row's start to the last row's end.
-fn span(pitch: usize, width: usize, height: usize) -> usize {
-    if width == 0 || height == 0 {
-        0
-    } else {
-        (height - 1) * pitch + width
-    }
 }
 
 fn unsupported<D: DeviceApi>() -> BackendError {

@@ -141,15 +141,16 @@ use memhc_backend::ELEMENT_BYTES;
 use memhc_backend::gemm::{DeviceRef, GemmItem};
 
 pub use api::{
-    BatchedGemm, Copy2D, DeviceAllocation, DeviceApi, Geam, Operands, PinnedAllocation, Strided,
-    StridedGemm, Unregistered,
+    BatchedGemm, DeviceAllocation, DeviceApi, Geam, Operands, PinnedAllocation, PitchedCopy, Span,
+    Strided, StridedGemm, Unregistered,
 };
 pub use backend::{Adopted, GpuBackend};
 pub use copy_stats::CopyStats;
 pub use event::GpuEvent;
 pub use memory::{GpuBuffer, GpuHostBuffer};
 pub use options::{
-    ComplexGemm, GpuOptions, HostWait, RegisterRule, StagingLimits, default_budget, default_margin,
+    ComplexGemm, GpuOptions, HostWait, RegisterRule, StagingLimits, TiledCopies, default_budget,
+    default_margin,
 };
 pub use probe::{Probe, library_path, loaded_library};
 pub use staging::{Completion, Staging, StagingPool};

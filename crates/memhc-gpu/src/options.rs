@@ -162,6 +162,41 @@ impl ComplexGemm {
     }
 }
 
+/// How a tiled copy between page-locked host memory and the device
+/// ([`Backend::copy_h2d_async_tiled`](memhc_backend::Backend::copy_h2d_async_tiled) and
+/// [`Backend::copy_d2h_async_tiled`](memhc_backend::Backend::copy_d2h_async_tiled)) is issued:
+/// the layouts are [`memhc_backend::tiles`]'.
+///
+/// `PerComponent` issues one 2D copy per component (`cuMemcpy2DAsync`: `g²` driver calls per
+/// object, 16 for a meson node); `PerColumn` one 3D copy per block column (`cuMemcpy3DAsync`:
+/// `g` calls, 4 for a meson node), the same bytes to the same places. The host's cost of
+/// issuing a copy is mostly per call, so `PerColumn` saves it where the host thread is the
+/// bottleneck (small nodes). `PerComponent` stays the default until the 3D copies have run on
+/// a GPU. Copies staged through the stream's buffers (from or into pageable memory) are 2D
+/// copies either way. Chosen by name with `MEMHC_GPU_TILED` (`component`, `column`) wherever
+/// memhc opens a GPU backend by name (the model backend included).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TiledCopies {
+    /// One 2D copy per component.
+    #[default]
+    PerComponent,
+    /// One 3D copy per block column.
+    PerColumn,
+}
+
+impl TiledCopies {
+    /// Both, in the order the documentation lists them.
+    pub const ALL: [TiledCopies; 2] = [TiledCopies::PerComponent, TiledCopies::PerColumn];
+
+    /// The name: `component` or `column`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TiledCopies::PerComponent => "component",
+            TiledCopies::PerColumn => "column",
+        }
+    }
+}
+
 /// Options of a [`GpuBackend`](crate::GpuBackend): which device, its budget, and staging.
 /// Fields can be set directly or with the builder methods:
 ///
@@ -186,6 +221,8 @@ pub struct GpuOptions {
     pub host_wait: HostWait,
     /// How a GEMM call of one complex product is computed.
     pub complex_gemm: ComplexGemm,
+    /// How a tiled copy from or into page-locked host memory is issued.
+    pub tiled: TiledCopies,
 }
 
 impl GpuOptions {
@@ -211,6 +248,12 @@ impl GpuOptions {
     /// Sets how a GEMM call of one complex product is computed.
     pub fn complex_gemm(mut self, gemm: ComplexGemm) -> Self {
         self.complex_gemm = gemm;
+        self
+    }
+
+    /// Sets how a tiled copy from or into page-locked host memory is issued.
+    pub fn tiled(mut self, copies: TiledCopies) -> Self {
+        self.tiled = copies;
         self
     }
 

@@ -7,7 +7,8 @@ use memhc_backend::MemInfo;
 use memhc_backend::gemm::{GemmShape, Op};
 use memhc_backend::{BackendError, BackendOp};
 use memhc_gpu::{
-    BatchedGemm, Copy2D, DeviceApi, Geam, HostWait, Probe, StridedGemm, Unregistered, library_path,
+    BatchedGemm, DeviceApi, Geam, HostWait, PitchedCopy, Probe, StridedGemm, Unregistered,
+    library_path,
 };
 use num_complex::Complex64;
 
@@ -314,61 +315,62 @@ impl DeviceApi for Hip {
         }
     }
 
-    fn copy_h2d_2d_async(
+    fn copy_h2d_pitched_async(
         &self,
         stream: &HipStreamHandle,
         src: &HipPinned,
         dst: &HipMemory,
-        copy: &Copy2D,
+        copy: &PitchedCopy,
     ) -> Result<(), BackendError> {
-        let ((so, sl), (d_o, dl)) = (copy.src_span(), copy.dst_span());
+        let ((so, sl), (d_o, dl)) = copy.spans(BackendOp::CopyH2D)?;
         let from = src.range(BackendOp::CopyH2D, so, sl)?;
         let to = dst.range(BackendOp::CopyH2D, d_o, dl)?;
         if copy.bytes() == 0 {
             return Ok(());
         }
         stream.bind()?;
-        // SAFETY: both spans lie inside their allocations (checked just above); `src` is
-        // page-locked and, by the DeviceApi contract, untouched by the host until an event
-        // after this copy completes; `dst` lives as long as the reference and hipFree waits
-        // for the device; the stream is live.
+        // SAFETY: `spans` checked the copy's shape and both spans lie inside their
+        // allocations (checked just above); `src` is page-locked and, by the DeviceApi
+        // contract, untouched by the host until an event after this copy completes; `dst`
+        // lives as long as the reference and hipFree waits for the device; the stream is live.
         unsafe {
-            check::memcpy_2d_async(
+            pitched(
                 self.libs,
-                (check::device_ptr(to), copy.dst_pitch),
-                (from.cast_const().cast(), copy.src_pitch),
-                (copy.width, copy.height),
+                (check::device_ptr(to), copy.dst_pitch, copy.dst_height),
+                (from.cast_const().cast(), copy.src_pitch, copy.src_height),
+                copy,
                 HIP_MEMCPY_HOST_TO_DEVICE,
                 stream.raw(),
             )
         }
     }
 
-    fn copy_d2h_2d_async(
+    fn copy_d2h_pitched_async(
         &self,
         stream: &HipStreamHandle,
         src: &HipMemory,
         dst: &HipPinned,
-        copy: &Copy2D,
+        copy: &PitchedCopy,
     ) -> Result<(), BackendError> {
-        let ((so, sl), (d_o, dl)) = (copy.src_span(), copy.dst_span());
+        let ((so, sl), (d_o, dl)) = copy.spans(BackendOp::CopyD2H)?;
         let from = src.range(BackendOp::CopyD2H, so, sl)?;
         let to = dst.range(BackendOp::CopyD2H, d_o, dl)?;
         if copy.bytes() == 0 {
             return Ok(());
         }
         stream.bind()?;
-        // SAFETY: as for `copy_h2d_2d_async`, the other way round: `dst` is page-locked and
+        // SAFETY: as for `copy_h2d_pitched_async`, the other way round: `dst` is page-locked and
         // not read by the host until an event after this copy completes.
         unsafe {
-            check::memcpy_2d_async(
+            pitched(
                 self.libs,
-                (to.cast(), copy.dst_pitch),
+                (to.cast(), copy.dst_pitch, copy.dst_height),
                 (
                     check::device_ptr::<std::ffi::c_void>(from).cast_const(),
                     copy.src_pitch,
+                    copy.src_height,
                 ),
-                (copy.width, copy.height),
+                copy,
                 HIP_MEMCPY_DEVICE_TO_HOST,
                 stream.raw(),
             )
@@ -474,6 +476,47 @@ impl DeviceApi for Hip {
              enabled, so the unified-memory baseline runs on CUDA"
                 .into(),
         )
+    }
+}
+
+/// Enqueues `copy` (checked by [`PitchedCopy::spans`], not empty) from `src` to `dst`, each
+/// with its pitch and rows per slice: `hipMemcpy2DAsync` at depth 1 (today's tiled copies, one
+/// per component), else `hipMemcpy3DAsync` (one per block column).
+///
+/// # Safety
+/// As [`check::memcpy_3d_async`], for the spans `copy` gives each side.
+unsafe fn pitched(
+    libs: check::Libs,
+    (dst, dpitch, dheight): (*mut std::ffi::c_void, usize, usize),
+    (src, spitch, sheight): (*const std::ffi::c_void, usize, usize),
+    copy: &PitchedCopy,
+    kind: std::ffi::c_int,
+    stream: crate::ffi::HipStreamT,
+) -> Result<(), BackendError> {
+    if copy.depth == 1 {
+        // SAFETY: the caller's contract; at depth 1 the spans are those of a 2D copy.
+        unsafe {
+            check::memcpy_2d_async(
+                libs,
+                (dst, dpitch),
+                (src, spitch),
+                (copy.width, copy.height),
+                kind,
+                stream,
+            )
+        }
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe {
+            check::memcpy_3d_async(
+                libs,
+                (dst, dpitch, dheight),
+                (src, spitch, sheight),
+                (copy.width, copy.height, copy.depth),
+                kind,
+                stream,
+            )
+        }
     }
 }
 

@@ -14,7 +14,8 @@ use memhc_backend::BackendError;
 use crate::ffi::{
     HIP_ERROR_NOT_READY, HIP_ERROR_OUT_OF_MEMORY, HIP_EVENT_BLOCKING_SYNC, HIP_EVENT_DEFAULT,
     HIP_EVENT_DISABLE_TIMING, HIP_HOST_MALLOC_DEFAULT, HIP_STREAM_NON_BLOCKING, HIP_SUCCESS,
-    HipError, HipEventT, HipStreamT, Libraries, ROCBLAS_STATUS_SUCCESS, RocblasStatus,
+    HipError, HipEventT, HipMemcpy3DParms, HipPitchedPtr, HipSize3, HipStreamT, Libraries,
+    ROCBLAS_STATUS_SUCCESS, RocblasStatus,
 };
 
 mod blas;
@@ -285,6 +286,52 @@ pub(crate) unsafe fn memcpy_2d_async(
     // SAFETY: the caller guarantees both spans and the stream.
     hip(libs, "hipMemcpy2DAsync", unsafe {
         (libs.hip.hipMemcpy2DAsync)(dst, dpitch, src, spitch, width, height, kind, stream)
+    })
+}
+
+/// Enqueues a 3D copy (`hipMemcpy3DAsync`) between linear memories: `depth` slices of
+/// `height` rows of `width` bytes from `src` (rows `spitch` apart, slices `spitch sheight`
+/// apart) to `dst` (rows `dpitch` apart, slices `dpitch dheight` apart).
+///
+/// # Safety
+/// As [`memcpy_async`], for the spans `(depth - 1) rows pitch + (height - 1) pitch + width`
+/// of each side.
+pub(crate) unsafe fn memcpy_3d_async(
+    libs: Libs,
+    (dst, dpitch, dheight): (*mut c_void, usize, usize),
+    (src, spitch, sheight): (*const c_void, usize, usize),
+    (width, height, depth): (usize, usize, usize),
+    kind: c_int,
+    stream: HipStreamT,
+) -> Result<(), BackendError> {
+    let parms = HipMemcpy3DParms {
+        src_array: std::ptr::null_mut(),
+        src_pos: HipSize3::default(),
+        src_ptr: HipPitchedPtr {
+            ptr: src.cast_mut(),
+            pitch: spitch,
+            xsize: width,
+            ysize: sheight,
+        },
+        dst_array: std::ptr::null_mut(),
+        dst_pos: HipSize3::default(),
+        dst_ptr: HipPitchedPtr {
+            ptr: dst,
+            pitch: dpitch,
+            xsize: width,
+            ysize: dheight,
+        },
+        extent: HipSize3 {
+            x: width,
+            y: height,
+            z: depth,
+        },
+        kind,
+    };
+    // SAFETY: the caller guarantees both spans and the stream; `parms` is a complete
+    // descriptor (no arrays) that lives through the call (HIP reads it before returning).
+    hip(libs, "hipMemcpy3DAsync", unsafe {
+        (libs.hip.hipMemcpy3DAsync)(&parms, stream)
     })
 }
 

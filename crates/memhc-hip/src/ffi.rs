@@ -39,6 +39,56 @@ pub(crate) type RocblasStride = i64;
 /// `rocblas_double_complex`: `{ double x, y; }`, the layout of `Complex64` (`#[repr(C)]`).
 pub(crate) type RocblasDoubleComplex = Complex64;
 
+/// `hipPitchedPtr`: linear memory seen as rows of `pitch` bytes, `ysize` rows per slice.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HipPitchedPtr {
+    /// The first byte.
+    pub(crate) ptr: *mut c_void,
+    /// Bytes between rows.
+    pub(crate) pitch: usize,
+    /// Bytes of a row that belong to the allocation (the copy's width here).
+    pub(crate) xsize: usize,
+    /// Rows per slice: slices are `pitch ysize` bytes apart.
+    pub(crate) ysize: usize,
+}
+
+/// `hipPos` and `hipExtent`: three sizes (x, y, z; width in bytes for linear memory, height,
+/// depth).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct HipSize3 {
+    /// x, or the width.
+    pub(crate) x: usize,
+    /// y, or the height.
+    pub(crate) y: usize,
+    /// z, or the depth.
+    pub(crate) z: usize,
+}
+
+/// `hipMemcpy3DParms` (ROCm 5 to 7): between linear memories the arrays are null and the
+/// positions zero.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HipMemcpy3DParms {
+    /// `hipArray_t`, null.
+    pub(crate) src_array: *mut c_void,
+    /// Where the copy starts in the source (zero: the pointer says).
+    pub(crate) src_pos: HipSize3,
+    /// The source.
+    pub(crate) src_ptr: HipPitchedPtr,
+    /// `hipArray_t`, null.
+    pub(crate) dst_array: *mut c_void,
+    /// Where the copy starts in the destination (zero: the pointer says).
+    pub(crate) dst_pos: HipSize3,
+    /// The destination.
+    pub(crate) dst_ptr: HipPitchedPtr,
+    /// Width in bytes, rows per slice, slices.
+    pub(crate) extent: HipSize3,
+    /// `hipMemcpyKind`.
+    pub(crate) kind: c_int,
+}
+
 /// `hipSuccess`.
 pub(crate) const HIP_SUCCESS: HipError = 0;
 /// `hipErrorOutOfMemory` (also `hipErrorMemoryAllocation`).
@@ -172,6 +222,7 @@ api! {
             kind: c_int,
             stream: HipStreamT,
         ) -> HipError;
+        fn hipMemcpy3DAsync(parms: *const HipMemcpy3DParms, stream: HipStreamT) -> HipError;
         fn hipStreamCreateWithFlags(stream: *mut HipStreamT, flags: c_uint) -> HipError;
         fn hipStreamDestroy(stream: HipStreamT) -> HipError;
         fn hipStreamSynchronize(stream: HipStreamT) -> HipError;
@@ -563,8 +614,9 @@ mod tests {
     #[test]
     fn tables_list_every_symbol_once() {
         // 27 since hipHostRegister, hipHostUnregister (issue 29) and hipMemcpy2DAsync (issue 30);
-        // 28 since hipSetDeviceFlags (MEMHC_GPU_WAIT).
-        assert_eq!(HipApi::SYMBOLS.len(), 28);
+        // 28 since hipSetDeviceFlags (MEMHC_GPU_WAIT); 29 since hipMemcpy3DAsync (tiled copies
+        // per block column).
+        assert_eq!(HipApi::SYMBOLS.len(), 29);
         assert_eq!(BlasApi::SYMBOLS.len(), 9);
         let mut all: Vec<&str> = HipApi::SYMBOLS
             .iter()
@@ -573,6 +625,6 @@ mod tests {
             .collect();
         all.sort_unstable();
         all.dedup();
-        assert_eq!(all.len(), 37);
+        assert_eq!(all.len(), 38);
     }
 }

@@ -12,7 +12,7 @@
 //! [`SelectError::Open`] with the backend's one-line reason, never a panic.
 
 use memhc_core::Backend;
-use memhc_gpu::model::{ModelClock, ModelParams, ModelReport, model_backend};
+use memhc_gpu::model::{ModelClock, ModelDevice, ModelParams, ModelReport};
 use memhc_host::HostBackend;
 
 /// The NVIDIA backend's type, for a caller that keeps an opened one (feature `cuda`).
@@ -110,7 +110,8 @@ fn gpu_options(
     let options = memhc_gpu::GpuOptions::default()
         .device(index)
         .host_wait(crate::names::host_wait_from_env()?)
-        .complex_gemm(crate::names::complex_gemm_from_env()?);
+        .complex_gemm(crate::names::complex_gemm_from_env()?)
+        .tiled(crate::names::tiled_copies_from_env()?);
     Ok(match budget {
         Some(b) => options.budget(b),
         None => options,
@@ -127,7 +128,15 @@ impl AnyBackend {
             BackendChoice::Model => {
                 let params = ModelParams::from_env()?;
                 let budget = open.budget.unwrap_or(params.device_memory);
-                let (backend, clock) = model_backend(params, budget)?;
+                // `model_backend` with the options read by name (MEMHC_GPU_TILED,
+                // MEMHC_GPU_GEMM).
+                let device = ModelDevice::new(params)?;
+                let clock = device.clock();
+                let options = memhc_gpu::GpuOptions::default()
+                    .budget(budget)
+                    .tiled(crate::names::tiled_copies_from_env()?)
+                    .complex_gemm(crate::names::complex_gemm_from_env()?);
+                let backend = memhc_gpu::GpuBackend::on(device, options)?;
                 Ok(AnyBackend::Model(backend, clock))
             }
             #[cfg(feature = "cuda")]

@@ -16,12 +16,14 @@
 //! * how host threads wait for a GPU ([`host_wait`]): `auto`, `spin`, `yield`, `block`, read
 //!   from the environment variable [`HOST_WAIT_VAR`] when a GPU backend is opened by name;
 //! * how a GPU computes a GEMM of one complex product ([`complex_gemm`]): `standard`, `gauss`,
-//!   read from [`COMPLEX_GEMM_VAR`] likewise.
+//!   read from [`COMPLEX_GEMM_VAR`] likewise;
+//! * how a GPU issues a tiled copy from or into page-locked memory ([`tiled_copies`]):
+//!   `component`, `column`, read from [`TILED_VAR`] likewise (the model backend too).
 
 use std::str::FromStr;
 
 use memhc_core::{Alloc, Mode, PolicyKind};
-use memhc_gpu::{ComplexGemm, HostWait};
+use memhc_gpu::{ComplexGemm, HostWait, TiledCopies};
 
 use crate::error::{Result, SelectError};
 
@@ -198,6 +200,37 @@ fn from_env<T>(var: &str, parse: fn(&str) -> Result<T>, unset: T) -> Result<T> {
     }
 }
 
+/// The environment variable that says how a GPU issues a tiled copy from or into page-locked
+/// memory ([`tiled_copies`]): read by [`AnyBackend::open`](crate::AnyBackend::open) for the
+/// model, CUDA and ROCm backends.
+pub const TILED_VAR: &str = "MEMHC_GPU_TILED";
+
+/// How a GPU issues a tiled copy from or into page-locked memory, by name: `component` (one 2D
+/// copy per component, the default) or `column` (one 3D copy per block column)
+/// ([`TiledCopies`]; spaces around it ignored).
+pub fn tiled_copies(name: &str) -> Result<TiledCopies> {
+    let name = name.trim();
+    TiledCopies::ALL
+        .into_iter()
+        .find(|t| t.name() == name)
+        .ok_or_else(|| {
+            SelectError::UnknownName(format!(
+                "{TILED_VAR}: unknown way to issue tiled copies '{name}' (component or column)"
+            ))
+        })
+}
+
+/// [`tiled_copies`] of [`TILED_VAR`], or [`TiledCopies::PerComponent`] where it is not set.
+pub fn tiled_copies_from_env() -> Result<TiledCopies> {
+    match std::env::var(TILED_VAR) {
+        Ok(name) => tiled_copies(&name),
+        Err(std::env::VarError::NotPresent) => Ok(TiledCopies::default()),
+        Err(std::env::VarError::NotUnicode(_)) => Err(SelectError::UnknownName(format!(
+            "{TILED_VAR} is not valid Unicode"
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -302,5 +335,25 @@ mod tests {
             err.contains("MEMHC_GPU_WAIT") && err.contains("'sleep'"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn tiled_copies_by_name() {
+        assert_eq!(tiled_copies("component"), Ok(TiledCopies::PerComponent));
+        assert_eq!(tiled_copies(" column "), Ok(TiledCopies::PerColumn));
+        assert_eq!(TiledCopies::default(), TiledCopies::PerComponent);
+        for bad in ["", "columns", "Column", "3d", "component,column"] {
+            let err = tiled_copies(bad)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(
+                err.contains("MEMHC_GPU_TILED")
+                    && err.contains(&format!("'{}'", bad.trim()))
+                    && err.contains("component or column")
+                    && !err.contains('\n'),
+                "{bad}: {err}"
+            );
+        }
     }
 }

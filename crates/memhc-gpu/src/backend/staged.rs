@@ -6,7 +6,7 @@ use memhc_backend::BackendError;
 use super::GpuBackend;
 use memhc_backend::timeline::WorkKind;
 
-use crate::api::{Copy2D, DeviceApi, PinnedAllocation};
+use crate::api::{DeviceApi, PinnedAllocation, PitchedCopy};
 use crate::copy_stats::Copied;
 use crate::event::Fence;
 use crate::memory::StagingBuffer;
@@ -21,7 +21,7 @@ pub(super) enum Source {
     /// Several 2D copies into one staging buffer (parts of a tiled object that are back to
     /// back in the packed order), their destinations relative to the buffer: one buffer, one
     /// read out, however small each part is.
-    Parts(Vec<Copy2D>),
+    Parts(Vec<PitchedCopy>),
 }
 
 impl<D: DeviceApi> GpuBackend<D> {
@@ -147,7 +147,7 @@ impl<D: DeviceApi> GpuBackend<D> {
             }
             Source::Parts(copies) => copies.iter().try_for_each(|copy| {
                 self.api
-                    .copy_d2h_2d_async(stream.raw(), src, &buffer.0, copy)
+                    .copy_d2h_pitched_async(stream.raw(), src, &buffer.0, copy)
             }),
         };
         match copied.and_then(|()| self.fence(stream)) {

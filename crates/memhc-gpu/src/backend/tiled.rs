@@ -1,10 +1,13 @@
 //! Tiled copies on a GPU ([`memhc_backend::tiles`]): the packed order on the host, the tiled
 //! order on the device, rearranged by the copy engine itself, one 2D copy
-//! ([`DeviceApi::copy_h2d_2d_async`], `cuMemcpy2DAsync` / `hipMemcpy2DAsync`) per component:
-//! a component's rows are contiguous on the host and one whole-matrix row apart on the device.
+//! ([`DeviceApi::copy_h2d_pitched_async`], `cuMemcpy2DAsync` / `hipMemcpy2DAsync`) per
+//! component: a component's rows are contiguous on the host and one whole-matrix row apart on
+//! the device.
 //!
-//! From and into page-locked memory a tiled copy is those 2D copies, straight from the
-//! caller's buffer and fenced as one copy. Through the stream's staging (a host slice), a
+//! From and into page-locked memory a tiled copy is those 2D copies, or, with
+//! [`TiledCopies::PerColumn`], one 3D copy per block column (`cuMemcpy3DAsync` /
+//! `hipMemcpy3DAsync`: `g` calls instead of `g²`), straight from the caller's buffer and fenced
+//! as one copy. Through the stream's staging (a host slice), a
 //! component, or as many of its rows as fit a staging chunk, is one staged piece: its rows are
 //! contiguous in the slice, so staging is the same plain copy as for an untiled object, and the
 //! 2D copy goes between the staging buffer and the device.
@@ -15,10 +18,71 @@ use memhc_backend::{BackendError, BackendOp, check_range};
 
 use super::GpuBackend;
 use super::staged::Source;
-use crate::api::{Copy2D, DeviceApi, PinnedAllocation};
+use crate::api::{DeviceApi, PinnedAllocation, PitchedCopy};
 use crate::copy_stats::Copied;
 use crate::memory::{GpuBuffer, GpuHostBuffer, StagingBuffer};
+use crate::options::TiledCopies;
 use crate::stream::GpuStream;
+
+/// Which way a tiled copy goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Way {
+    /// From the packed order (host) to the tiled order (device).
+    ToTiled,
+    /// From the tiled order (device) to the packed order (host).
+    ToPacked,
+}
+
+/// The direct path's copies of `tiles` as `how` says, between the packed order from byte
+/// `packed` of the host buffer and the tiled order from byte `tiled` of the device buffer:
+/// one 2D copy per component, or one 3D copy per block column.
+fn direct_copies(
+    tiles: &Tiles,
+    how: TiledCopies,
+    way: Way,
+    packed: usize,
+    tiled: usize,
+) -> Vec<PitchedCopy> {
+    let orient = |copy: PitchedCopy| match way {
+        Way::ToTiled => copy,
+        Way::ToPacked => PitchedCopy {
+            src_offset: copy.dst_offset,
+            src_pitch: copy.dst_pitch,
+            src_height: copy.dst_height,
+            dst_offset: copy.src_offset,
+            dst_pitch: copy.src_pitch,
+            dst_height: copy.src_height,
+            ..copy
+        },
+    };
+    match how {
+        TiledCopies::PerComponent => parts(tiles, usize::MAX)
+            .map(|part| {
+                orient(PitchedCopy::plane(
+                    (packed + part.packed, part.width),
+                    (tiled + part.tiled, part.pitch),
+                    (part.width, part.rows),
+                ))
+            })
+            .collect(),
+        TiledCopies::PerColumn => tiles
+            .columns()
+            .map(|c| {
+                orient(PitchedCopy {
+                    src_offset: packed + c.packed,
+                    src_pitch: c.packed_pitch,
+                    src_height: c.packed_height,
+                    dst_offset: tiled + c.tiled,
+                    dst_pitch: c.tiled_pitch,
+                    dst_height: c.tiled_height,
+                    width: c.width,
+                    height: c.rows,
+                    depth: c.depth,
+                })
+            })
+            .collect(),
+    }
+}
 
 /// Some rows of one component: `rows` rows of `width` bytes, from byte `packed` of the packed
 /// order (contiguous there) and byte `tiled` of the tiled order (rows `pitch` apart).
@@ -102,16 +166,13 @@ impl<D: DeviceApi> GpuBackend<D> {
                 }
                 self.copies.add(Copied::StagedH2d, piece.len());
                 let enqueued = group.iter().try_for_each(|part| {
-                    let copy = Copy2D {
-                        src_offset: part.packed - start,
-                        src_pitch: part.width,
-                        dst_offset: dst_offset + part.tiled,
-                        dst_pitch: part.pitch,
-                        width: part.width,
-                        height: part.rows,
-                    };
+                    let copy = PitchedCopy::plane(
+                        (part.packed - start, part.width),
+                        (dst_offset + part.tiled, part.pitch),
+                        (part.width, part.rows),
+                    );
                     self.api
-                        .copy_h2d_2d_async(stream.raw(), &buffer.0, dst.memory(), &copy)
+                        .copy_h2d_pitched_async(stream.raw(), &buffer.0, dst.memory(), &copy)
                 });
                 self.settle(&mut pool, stream, buffer, enqueued)?;
             }
@@ -139,13 +200,12 @@ impl<D: DeviceApi> GpuBackend<D> {
             let start = group[0].packed;
             let copies = group
                 .iter()
-                .map(|part| Copy2D {
-                    src_offset: src_offset + part.tiled,
-                    src_pitch: part.pitch,
-                    dst_offset: part.packed - start,
-                    dst_pitch: part.width,
-                    width: part.width,
-                    height: part.rows,
+                .map(|part| {
+                    PitchedCopy::plane(
+                        (src_offset + part.tiled, part.pitch),
+                        (part.packed - start, part.width),
+                        (part.width, part.rows),
+                    )
                 })
                 .collect();
             (Source::Parts(copies), piece)
@@ -154,7 +214,8 @@ impl<D: DeviceApi> GpuBackend<D> {
     }
 
     /// [`Backend::copy_h2d_async_tiled`](memhc_backend::Backend::copy_h2d_async_tiled): one 2D
-    /// copy per component from the page-locked buffer, fenced as one copy.
+    /// copy per component, or one 3D copy per block column ([`TiledCopies`]), from the
+    /// page-locked buffer, fenced as one copy.
     pub(super) fn h2d_async_tiled(
         &self,
         stream: &GpuStream<D>,
@@ -168,23 +229,19 @@ impl<D: DeviceApi> GpuBackend<D> {
         check_range(BackendOp::CopyH2D, "host buffer", host, src_offset, len)?;
         self.copies.add(Copied::DirectH2d, len);
         self.fenced_host_copy(stream, src, WorkKind::CopyH2D, || {
-            parts(tiles, usize::MAX).try_for_each(|part| {
-                let copy = Copy2D {
-                    src_offset: src_offset + part.packed,
-                    src_pitch: part.width,
-                    dst_offset: dst_offset + part.tiled,
-                    dst_pitch: part.pitch,
-                    width: part.width,
-                    height: part.rows,
-                };
-                self.api
-                    .copy_h2d_2d_async(stream.raw(), src.pinned(), dst.memory(), &copy)
-            })
+            let how = self.options.tiled;
+            direct_copies(tiles, how, Way::ToTiled, src_offset, dst_offset)
+                .iter()
+                .try_for_each(|copy| {
+                    self.api
+                        .copy_h2d_pitched_async(stream.raw(), src.pinned(), dst.memory(), copy)
+                })
         })
     }
 
     /// [`Backend::copy_d2h_async_tiled`](memhc_backend::Backend::copy_d2h_async_tiled): one 2D
-    /// copy per component into the page-locked buffer, fenced as one copy.
+    /// copy per component, or one 3D copy per block column ([`TiledCopies`]), into the
+    /// page-locked buffer, fenced as one copy.
     pub(super) fn d2h_async_tiled(
         &self,
         stream: &GpuStream<D>,
@@ -198,18 +255,13 @@ impl<D: DeviceApi> GpuBackend<D> {
         check_range(BackendOp::CopyD2H, "host buffer", host, dst_offset, len)?;
         self.copies.add(Copied::DirectD2h, len);
         self.fenced_host_copy(stream, dst, WorkKind::CopyD2H, || {
-            parts(tiles, usize::MAX).try_for_each(|part| {
-                let copy = Copy2D {
-                    src_offset: src_offset + part.tiled,
-                    src_pitch: part.pitch,
-                    dst_offset: dst_offset + part.packed,
-                    dst_pitch: part.width,
-                    width: part.width,
-                    height: part.rows,
-                };
-                self.api
-                    .copy_d2h_2d_async(stream.raw(), src.memory(), dst.pinned(), &copy)
-            })
+            let how = self.options.tiled;
+            direct_copies(tiles, how, Way::ToPacked, dst_offset, src_offset)
+                .iter()
+                .try_for_each(|copy| {
+                    self.api
+                        .copy_d2h_pitched_async(stream.raw(), src.memory(), dst.pinned(), copy)
+                })
         })
     }
 }
@@ -256,5 +308,39 @@ mod tests {
         // Whole components fit three to a chunk of three: 16 components make 6 groups.
         assert_eq!(groups(&t, 3 * part).count(), 6);
         assert_eq!(groups(&t, 1 << 20).count(), 1);
+    }
+
+    /// Every row each way of issuing the direct path's copies moves: `(source, destination)`.
+    fn rows_of(copies: &[PitchedCopy]) -> Vec<(usize, usize)> {
+        let mut rows: Vec<_> = copies.iter().flat_map(|c| c.rows()).collect();
+        rows.sort_unstable();
+        rows
+    }
+
+    #[test]
+    fn per_column_copies_move_the_rows_per_component_copies_do() {
+        for (g, r, c) in [(4, 5, 3), (4, 3, 3), (3, 1, 4), (1, 2, 2)] {
+            let t = Tiles::new(g, r, c).expect("tiles");
+            for way in [Way::ToTiled, Way::ToPacked] {
+                let comp = direct_copies(&t, TiledCopies::PerComponent, way, 16, 48);
+                let cols = direct_copies(&t, TiledCopies::PerColumn, way, 16, 48);
+                assert_eq!((comp.len(), cols.len()), (g * g, g));
+                assert_eq!(
+                    rows_of(&comp),
+                    rows_of(&cols),
+                    "{g}x{g} of {r}x{c}, {way:?}"
+                );
+                for copy in cols.iter().chain(&comp) {
+                    let op = BackendOp::CopyH2D;
+                    let (src, dst) = copy.spans(op).expect("a valid copy");
+                    let (host, device) = match way {
+                        Way::ToTiled => (src, dst),
+                        Way::ToPacked => (dst, src),
+                    };
+                    assert!(host.0 >= 16 && host.0 + host.1 <= 16 + t.bytes());
+                    assert!(device.0 >= 48 && device.0 + device.1 <= 48 + t.bytes());
+                }
+            }
+        }
     }
 }

@@ -10,7 +10,7 @@ use super::params::ModelParams;
 use memhc_backend::zeroed::LazyZeroed;
 
 use crate::api::{
-    BatchedGemm, Copy2D, DeviceAllocation, DeviceApi, Geam, PinnedAllocation, StridedGemm,
+    BatchedGemm, DeviceAllocation, DeviceApi, Geam, PinnedAllocation, PitchedCopy, StridedGemm,
     Unregistered,
 };
 
@@ -468,32 +468,33 @@ impl DeviceApi for ModelDevice {
         Ok(())
     }
 
-    /// One copy on the H2D engine: latency plus the bytes at the engine's bandwidth. A 2D copy
-    /// of rows of at least a few hundred bytes is assumed to move at the bandwidth of a plain
-    /// one (not measured here: a tiled meson node's rows are `16 N` bytes, 2 KiB at N = 128).
-    fn copy_h2d_2d_async(
+    /// One copy on the H2D engine, one driver call for the host, 2D or 3D alike: latency plus
+    /// the bytes at the engine's bandwidth. A pitched copy of rows of at least a few hundred
+    /// bytes is assumed to move at the bandwidth of a plain one (not measured here: a tiled
+    /// meson node's rows are `16 N` bytes, 2 KiB at N = 128).
+    fn copy_h2d_pitched_async(
         &self,
         stream: &ModelStream,
         src: &ModelPinned,
         dst: &ModelMemory,
-        copy: &Copy2D,
+        copy: &PitchedCopy,
     ) -> Result<(), BackendError> {
-        let ((so, sl), (d_o, dl)) = (copy.src_span(), copy.dst_span());
+        let ((so, sl), (d_o, dl)) = copy.spans(BackendOp::CopyH2D)?;
         check_range(BackendOp::CopyH2D, "page-locked buffer", src.bytes, so, sl)?;
         check_range(BackendOp::CopyH2D, "device buffer", dst.bytes, d_o, dl)?;
         self.clocks().copy(stream.0, Engine::H2D, copy.bytes());
         Ok(())
     }
 
-    /// As [`ModelDevice::copy_h2d_2d_async`], on the D2H engine.
-    fn copy_d2h_2d_async(
+    /// As [`ModelDevice::copy_h2d_pitched_async`], on the D2H engine.
+    fn copy_d2h_pitched_async(
         &self,
         stream: &ModelStream,
         src: &ModelMemory,
         dst: &ModelPinned,
-        copy: &Copy2D,
+        copy: &PitchedCopy,
     ) -> Result<(), BackendError> {
-        let ((so, sl), (d_o, dl)) = (copy.src_span(), copy.dst_span());
+        let ((so, sl), (d_o, dl)) = copy.spans(BackendOp::CopyD2H)?;
         check_range(BackendOp::CopyD2H, "device buffer", src.bytes, so, sl)?;
         check_range(BackendOp::CopyD2H, "page-locked buffer", dst.bytes, d_o, dl)?;
         self.clocks().copy(stream.0, Engine::D2H, copy.bytes());

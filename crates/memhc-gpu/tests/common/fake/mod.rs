@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use memhc_core::backend::{Location, MemInfo, check_range};
 use memhc_core::{BackendError, BackendOp};
 use memhc_gpu::{
-    BatchedGemm, Copy2D, DeviceAllocation, DeviceApi, Geam, PinnedAllocation, StridedGemm,
+    BatchedGemm, DeviceAllocation, DeviceApi, Geam, PinnedAllocation, PitchedCopy, StridedGemm,
     Unregistered,
 };
 use meter::Meter;
@@ -750,15 +750,16 @@ impl DeviceApi for Fake {
         Ok(())
     }
 
-    /// One copy in the statistics (as a driver sees one call), its rows as queued work.
-    fn copy_h2d_2d_async(
+    /// One copy in the statistics (as a driver sees one call, 2D or 3D), its rows, slice by
+    /// slice, as queued work.
+    fn copy_h2d_pitched_async(
         &self,
         stream: &FakeStream,
         src: &FakePinned,
         dst: &FakeMemory,
-        copy: &Copy2D,
+        copy: &PitchedCopy,
     ) -> Result<(), BackendError> {
-        let ((so, sl), (d_o, dl)) = (copy.src_span(), copy.dst_span());
+        let ((so, sl), (d_o, dl)) = copy.spans(BackendOp::CopyH2D)?;
         check_range(BackendOp::CopyH2D, "staging", src.bytes, so, sl)?;
         check_range(BackendOp::CopyH2D, "device", dst.bytes, d_o, dl)?;
         self.0.state().stats.h2d.push(copy.bytes());
@@ -775,15 +776,15 @@ impl DeviceApi for Fake {
         Ok(())
     }
 
-    /// As [`Fake::copy_h2d_2d_async`], the other way.
-    fn copy_d2h_2d_async(
+    /// As [`Fake::copy_h2d_pitched_async`], the other way.
+    fn copy_d2h_pitched_async(
         &self,
         stream: &FakeStream,
         src: &FakeMemory,
         dst: &FakePinned,
-        copy: &Copy2D,
+        copy: &PitchedCopy,
     ) -> Result<(), BackendError> {
-        let ((so, sl), (d_o, dl)) = (copy.src_span(), copy.dst_span());
+        let ((so, sl), (d_o, dl)) = copy.spans(BackendOp::CopyD2H)?;
         check_range(BackendOp::CopyD2H, "device", src.bytes, so, sl)?;
         check_range(BackendOp::CopyD2H, "pinned", dst.bytes, d_o, dl)?;
         self.0.state().stats.d2h.push(copy.bytes());
