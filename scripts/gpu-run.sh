@@ -57,6 +57,9 @@
 #   gauss        MEMHC_GPU_GEMM=gauss (one-product GEMMs of three real products, cublasZgemm3m):
 #                memhc-synth --verify at N = 64 and 384 (layered meson contractions, fitting
 #                and oversubscribed, direct path) and memhc run --verify on f0d2 at N = 64
+#   column       MEMHC_GPU_TILED=column (tiled copies per block column, cuMemcpy3DAsync):
+#                memhc-synth --verify on the direct path at N = 64 and 384, fitting and
+#                oversubscribed
 #   corr-paper   memhc run timings (alone on the GPU, median of $SYNTH_RUNS runs) at the paper's
 #                tensor sizes: a1_rhopi at N = 128 and f0d2 at N = 256, optimal, naive and
 #                unified with pageable host memory, optimal on the direct data path
@@ -355,6 +358,15 @@ for stage in "$@"; do
             "$bin/memhc" gen f0d2 --tensor-size 64 -o "$dir/f0d2-gauss.json" > "$dir/gen-f0d2-gauss.log" 2>&1
             MEMHC_GPU_GEMM=gauss step gauss-corr-f0d2 "$bin/memhc" run "$dir/f0d2-gauss.json" \
                 --backend cuda --verify --mode optimal ;;
+        column)
+            for n in 64 384; do
+                if [ $n = 64 ]; then set -- --vector-size 16 --vectors 8; else set -- --vector-size 4 --vectors 2; fi
+                MEMHC_GPU_TILED=column step "column-verify-N$n-fit" "$bin/memhc-synth" --backend cuda \
+                    --verify --tensor-size $n "$@" --repeat 0.5 --mode optimal $direct
+                MEMHC_GPU_TILED=column step "column-verify-N$n-oversub" "$bin/memhc-synth" \
+                    --backend cuda --verify --tensor-size $n "$@" --repeat 0.5 --oversub 0.5 \
+                    --policy belady --mode optimal $direct
+            done ;;
         corr-paper)
             for spec in a1_rhopi:128 f0d2:256; do
                 preset=${spec%%:*}; n=${spec##*:}
@@ -409,7 +421,7 @@ for stage in "$@"; do
             table table1 --repeat 0.5 --oversub 0.5 --sweep vector-size=8,16,32,64
             table table2 --repeat 0.5 --vector-size 64 --sweep oversub=0.5,1,1.5
             table table3 --oversub 0.5 --vector-size 64 --sweep repeat=0.25,0.5,0.75,1 ;;
-        *) echo "gpu-run: unknown stage $stage (env check tests verify corr sanitize limits contraction register fig7 tables synth profile cpu compare synth-vsize synth-tables datapath datapath-vsize profile-direct floor-rounds wait host128 host128-ab gauss corr-paper all)" >&2; exit 2 ;;
+        *) echo "gpu-run: unknown stage $stage (env check tests verify corr sanitize limits contraction register fig7 tables synth profile cpu compare synth-vsize synth-tables datapath datapath-vsize profile-direct floor-rounds wait host128 host128-ab gauss column corr-paper all)" >&2; exit 2 ;;
     esac
 done
 if [ -d "$CRITERION_HOME" ]; then

@@ -18,3 +18,18 @@ fn whole_suite_under_a_small_budget() {
         panic!("{failure}");
     }
 }
+
+/// The suite with tiled copies per block column (`cuMemcpy3DAsync`, `TiledCopies::PerColumn`).
+mod per_column {
+    memhc_testkit::backend_conformance_tests!(|| super::common::backend_with_options(
+        memhc_cuda::GpuOptions::default().tiled(memhc_gpu::TiledCopies::PerColumn)
+    ));
+}
+
+/// The suite with GEMM calls of one product computed from three real products
+/// (`cublasZgemm3m`, `ComplexGemm::Gauss`); skipped, saying why, where cuBLAS has none.
+mod gauss {
+    memhc_testkit::backend_conformance_tests!(|| super::common::backend_with_options(
+        memhc_cuda::GpuOptions::default().complex_gemm(memhc_gpu::ComplexGemm::Gauss)
+    ));
+}
