@@ -50,7 +50,7 @@ use memhc_core::backend::gemm::{DeviceRef, GemmShape, StridedBatch};
 use memhc_core::backend::{Backend, as_bytes};
 use memhc_core::{BackendError, Config, Mode, PolicyKind, Runtime};
 use memhc_cuda::CudaBackend;
-use memhc_gpu::{ComplexGemm, GpuOptions};
+use memhc_cuda::{ComplexGemm, GpuOptions};
 use memhc_workload::run::{RunSpec, peak_without_eviction, run};
 use memhc_workload::{SynthParams, Workload, generate};
 

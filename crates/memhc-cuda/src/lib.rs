@@ -79,7 +79,9 @@ mod probe;
 pub use api::{Cuda, DeviceInfo};
 pub use blas::CublasHandle;
 pub use handles::{CudaEventHandle, CudaMemory, CudaPinned, CudaStreamHandle};
-pub use memhc_gpu::{GpuOptions, Probe, RegisterRule, StagingLimits};
+pub use memhc_gpu::{
+    ComplexGemm, GpuOptions, HostWait, Probe, RegisterRule, StagingLimits, TiledCopies,
+};
 pub use probe::probe;
 
 /// The NVIDIA backend: [`GpuBackend`](memhc_gpu::GpuBackend) on [`Cuda`]. Open it with

@@ -22,7 +22,7 @@ fn whole_suite_under_a_small_budget() {
 /// The suite with tiled copies per block column (`cuMemcpy3DAsync`, `TiledCopies::PerColumn`).
 mod per_column {
     memhc_testkit::backend_conformance_tests!(|| super::common::backend_with_options(
-        memhc_cuda::GpuOptions::default().tiled(memhc_gpu::TiledCopies::PerColumn)
+        memhc_cuda::GpuOptions::default().tiled(memhc_cuda::TiledCopies::PerColumn)
     ));
 }
 
@@ -30,6 +30,6 @@ mod per_column {
 /// (`cublasZgemm3m`, `ComplexGemm::Gauss`); skipped, saying why, where cuBLAS has none.
 mod gauss {
     memhc_testkit::backend_conformance_tests!(|| super::common::backend_with_options(
-        memhc_cuda::GpuOptions::default().complex_gemm(memhc_gpu::ComplexGemm::Gauss)
+        memhc_cuda::GpuOptions::default().complex_gemm(memhc_cuda::ComplexGemm::Gauss)
     ));
 }

@@ -124,7 +124,9 @@ mod handles;
 
 pub use api::{Hip, probe};
 pub use handles::{BlasHandle, HipEventHandle, HipMemory, HipPinned, HipStreamHandle};
-pub use memhc_gpu::{GpuOptions, Probe, RegisterRule, StagingLimits};
+pub use memhc_gpu::{
+    ComplexGemm, GpuOptions, HostWait, Probe, RegisterRule, StagingLimits, TiledCopies,
+};
 
 /// The AMD backend: [`GpuBackend`](memhc_gpu::GpuBackend) on [`Hip`]. Open it with
 /// `HipBackend::new()`, `HipBackend::with_budget(bytes)` or
