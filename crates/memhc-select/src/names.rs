@@ -149,15 +149,14 @@ pub const HOST_WAIT_VAR: &str = "MEMHC_GPU_WAIT";
 /// How host threads wait for a GPU, by name: `auto` (the driver's default), `spin`, `yield` or
 /// `block` ([`HostWait`]; spaces around it ignored).
 pub fn host_wait(name: &str) -> Result<HostWait> {
-    let name = name.trim();
-    HostWait::ALL
-        .into_iter()
-        .find(|w| w.name() == name)
-        .ok_or_else(|| {
-            SelectError::UnknownName(format!(
-                "{HOST_WAIT_VAR}: unknown way to wait '{name}' (auto, spin, yield or block)"
-            ))
-        })
+    among(
+        name,
+        &HostWait::ALL,
+        |w| w.name(),
+        HOST_WAIT_VAR,
+        "way to wait",
+        "auto, spin, yield or block",
+    )
 }
 
 /// [`host_wait`] of [`HOST_WAIT_VAR`], or [`HostWait::Auto`] where it is not set.
@@ -173,20 +172,38 @@ pub const COMPLEX_GEMM_VAR: &str = "MEMHC_GPU_GEMM";
 /// How a GPU computes a GEMM of one complex product, by name: `standard` (the BLAS's) or
 /// `gauss` (three real products; [`ComplexGemm`]; spaces around it ignored).
 pub fn complex_gemm(name: &str) -> Result<ComplexGemm> {
-    let name = name.trim();
-    ComplexGemm::ALL
-        .into_iter()
-        .find(|g| g.name() == name)
-        .ok_or_else(|| {
-            SelectError::UnknownName(format!(
-                "{COMPLEX_GEMM_VAR}: unknown complex GEMM '{name}' (standard or gauss)"
-            ))
-        })
+    among(
+        name,
+        &ComplexGemm::ALL,
+        |g| g.name(),
+        COMPLEX_GEMM_VAR,
+        "complex GEMM",
+        "standard or gauss",
+    )
 }
 
 /// [`complex_gemm`] of [`COMPLEX_GEMM_VAR`], or [`ComplexGemm::Standard`] where it is not set.
 pub fn complex_gemm_from_env() -> Result<ComplexGemm> {
     from_env(COMPLEX_GEMM_VAR, complex_gemm, ComplexGemm::Standard)
+}
+
+/// The one of `all` whose name is `name` (spaces around it ignored), or a one-line error that
+/// names the variable `var`, what it sets (`what`) and the names there are (`names`).
+fn among<T: Copy>(
+    name: &str,
+    all: &[T],
+    name_of: fn(T) -> &'static str,
+    var: &str,
+    what: &str,
+    names: &str,
+) -> Result<T> {
+    let name = name.trim();
+    all.iter()
+        .copied()
+        .find(|&t| name_of(t) == name)
+        .ok_or_else(|| {
+            SelectError::UnknownName(format!("{var}: unknown {what} '{name}' ({names})"))
+        })
 }
 
 /// The setting `var` names, read by `parse`, or `unset` where the variable is not set.
@@ -209,26 +226,19 @@ pub const TILED_VAR: &str = "MEMHC_GPU_TILED";
 /// copy per component, the default) or `column` (one 3D copy per block column)
 /// ([`TiledCopies`]; spaces around it ignored).
 pub fn tiled_copies(name: &str) -> Result<TiledCopies> {
-    let name = name.trim();
-    TiledCopies::ALL
-        .into_iter()
-        .find(|t| t.name() == name)
-        .ok_or_else(|| {
-            SelectError::UnknownName(format!(
-                "{TILED_VAR}: unknown way to issue tiled copies '{name}' (component or column)"
-            ))
-        })
+    among(
+        name,
+        &TiledCopies::ALL,
+        |t| t.name(),
+        TILED_VAR,
+        "way to issue tiled copies",
+        "component or column",
+    )
 }
 
 /// [`tiled_copies`] of [`TILED_VAR`], or [`TiledCopies::PerComponent`] where it is not set.
 pub fn tiled_copies_from_env() -> Result<TiledCopies> {
-    match std::env::var(TILED_VAR) {
-        Ok(name) => tiled_copies(&name),
-        Err(std::env::VarError::NotPresent) => Ok(TiledCopies::default()),
-        Err(std::env::VarError::NotUnicode(_)) => Err(SelectError::UnknownName(format!(
-            "{TILED_VAR} is not valid Unicode"
-        ))),
-    }
+    from_env(TILED_VAR, tiled_copies, TiledCopies::PerComponent)
 }
 
 #[cfg(test)]
