@@ -139,10 +139,16 @@ impl HostPool<Vec<Complex64>> {
     }
 
     /// A vector of `len` elements for a copy to overwrite whole: a pooled one (holding old
-    /// values), or a new one of zeros from zeroed pages.
-    pub(crate) fn take_vec(&mut self, len: usize) -> Vec<Complex64> {
-        self.take(len * std::mem::size_of::<Complex64>())
-            .unwrap_or_else(|| bytemuck::zeroed_vec(len))
+    /// values), or a new one of zeros from zeroed pages; a length the host cannot hold is an
+    /// error, not an abort ([`crate::host_copy::zeroed`]).
+    pub(crate) fn take_vec(&mut self, len: usize) -> crate::error::Result<Vec<Complex64>> {
+        match len
+            .checked_mul(std::mem::size_of::<Complex64>())
+            .and_then(|bytes| self.take(bytes))
+        {
+            Some(v) => Ok(v),
+            None => crate::host_copy::zeroed(len),
+        }
     }
 }
 
@@ -323,16 +329,16 @@ mod tests {
         let at = v.as_ptr();
         p.put_vec(v);
         assert_eq!(p.bytes(), 100 * ELEM);
-        let other = p.take_vec(99);
+        let other = p.take_vec(99).unwrap();
         assert_eq!(other.len(), 99);
         assert!(
             other.iter().all(|z| *z == Complex64::new(0.0, 0.0)),
             "a new one is zeros"
         );
-        let again = p.take_vec(100);
+        let again = p.take_vec(100).unwrap();
         assert_eq!(again.as_ptr(), at, "the same allocation comes back");
         assert_eq!(p.bytes(), 0);
-        assert_eq!(p.take_vec(100).len(), 100, "then new ones");
+        assert_eq!(p.take_vec(100).unwrap().len(), 100, "then new ones");
     }
 
     #[test]
@@ -352,6 +358,23 @@ mod tests {
     }
 
     #[test]
+    fn a_vector_the_host_cannot_hold_is_an_error_not_an_abort() {
+        let mut p = HostPool::<Vec<Complex64>>::new(1000 * ELEM, 0);
+        for len in [usize::MAX / 8, usize::MAX] {
+            let err = p
+                .take_vec(len)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(
+                err.contains("cannot hold") && !err.contains('\n'),
+                "{len}: {err}"
+            );
+        }
+        assert_eq!(p.take_vec(3).map(|v| v.len()).ok(), Some(3));
+    }
+
+    #[test]
     fn small_vectors_are_kept_up_to_their_own_count() {
         let mut p = HostPool::<Vec<Complex64>>::new(1000 * ELEM, 0).with_small_max(100 * ELEM, 2);
         p.put_vec(filled(60, 1.0));
@@ -360,7 +383,7 @@ mod tests {
         assert_eq!(p.bytes(), 120 * ELEM);
         p.put_vec(filled(500, 4.0)); // not small: the whole cap applies
         assert_eq!(p.bytes(), 620 * ELEM);
-        let v = p.take_vec(60);
+        let v = p.take_vec(60).unwrap();
         assert_eq!(
             v[0],
             Complex64::new(2.0, -2.0),

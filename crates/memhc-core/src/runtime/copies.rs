@@ -31,13 +31,13 @@ impl<B: Backend> Runtime<B> {
     pub(super) fn read_back(&mut self, id: ObjectId, stream: usize) -> Result<HostCopy<B>> {
         let layout = self.entry(id)?.layout;
         if self.config.managed {
-            let host = self.host_pool.vecs.take_vec(layout.elems());
+            let host = self.host_pool.vecs.take_vec(layout.elems())?;
             return self.managed_read_back(id, host).map(HostCopy::from);
         }
         if self.config.pinned_results {
             return self.read_back_pinned(id, stream);
         }
-        let mut host = self.host_pool.vecs.take_vec(layout.elems());
+        let mut host = self.host_pool.vecs.take_vec(layout.elems())?;
         let r = self
             .objects
             .device(id)

@@ -159,7 +159,7 @@ impl<B: Backend> Runtime<B> {
             let (life, log) = self.life_mut(id)?;
             life.write_back_kept(layout.elems(), log)?;
         } else {
-            let mut host = self.host_pool.vecs.take_vec(layout.elems());
+            let mut host = self.host_pool.vecs.take_vec(layout.elems())?;
             w.buffer.read(0, as_bytes_mut(&mut host))?;
             let (life, log) = self.life_mut(id)?;
             // The copy has completed and is copied out: its host memory goes back to the pool.
