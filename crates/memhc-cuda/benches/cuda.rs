@@ -44,7 +44,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
 use hadron::{Accumulation, Contraction, Engine, HadronNode, NodeShape, SpinMapping};
 use memhc_core::backend::gemm::{DeviceRef, GemmShape, StridedBatch};
 use memhc_core::backend::{Backend, as_bytes};
@@ -162,15 +163,7 @@ fn contraction(c: &mut Criterion) {
             // One product of order 4N (issue 30): the two nodes as whole 4N x 4N matrices, what
             // `layered` issues on tiled nodes (one call, no pointer table).
             let whole = GemmShape::dense(4 * n, 4 * n, 4 * n);
-            let one = StridedBatch {
-                a: DeviceRef::new(&ab, 0),
-                stride_a: 0,
-                b: DeviceRef::new(&bb, 0),
-                stride_b: 0,
-                c: DeviceRef::new(&cb, 0),
-                stride_c: 0,
-                count: 1,
-            };
+            let one = whole_product(&ab, &bb, &cb);
             group.bench_function("zgemm-one", |bench| {
                 bench.iter(|| {
                     b.gemm_strided_batched(&stream, &whole, &one).unwrap();
@@ -188,15 +181,7 @@ fn contraction(c: &mut Criterion) {
                 );
                 g.copy_h2d(&gs, as_bytes(x.as_slice()), &ga, 0).unwrap();
                 g.copy_h2d(&gs, as_bytes(y.as_slice()), &gb, 0).unwrap();
-                let one3m = StridedBatch {
-                    a: DeviceRef::new(&ga, 0),
-                    stride_a: 0,
-                    b: DeviceRef::new(&gb, 0),
-                    stride_b: 0,
-                    c: DeviceRef::new(&gc, 0),
-                    stride_c: 0,
-                    count: 1,
-                };
+                let one3m = whole_product(&ga, &gb, &gc);
                 group.bench_function("zgemm3m-one", |bench| {
                     bench.iter(|| {
                         g.gemm_strided_batched(&gs, &whole, &one3m).unwrap();
@@ -214,42 +199,66 @@ fn contraction(c: &mut Criterion) {
             }
         }
 
-        let a = engine.register(x.clone()).unwrap();
-        let b = engine.register(y.clone()).unwrap();
-        let out = engine.create(shape.clone()).unwrap();
-        let contraction = Contraction::new(a, b, Arc::new(SpinMapping::meson4x4()));
-        for (name, acc) in [
-            ("layered", Accumulation::Layered),
-            ("temporaries", Accumulation::Temporaries),
-        ] {
-            engine = engine.with_accumulation(acc);
-            group.bench_function(name, |bench| {
-                bench.iter(|| {
-                    engine.contract_into(0, &contraction, out).unwrap();
-                    engine.runtime_mut().synchronize().unwrap();
-                })
-            });
-        }
-        for id in [a, b, out] {
-            engine.release(id).unwrap();
-        }
-        if let Some(g) = gauss.as_mut() {
-            let a = g.register(x.clone()).unwrap();
-            let b = g.register(y.clone()).unwrap();
-            let out = g.create(shape.clone()).unwrap();
-            let contraction = Contraction::new(a, b, Arc::new(SpinMapping::meson4x4()));
-            group.bench_function("layered-gauss", |bench| {
-                bench.iter(|| {
-                    g.contract_into(0, &contraction, out).unwrap();
-                    g.runtime_mut().synchronize().unwrap();
-                })
-            });
-            for id in [a, b, out] {
-                g.release(id).unwrap();
-            }
-        }
+        engine = time_contraction(
+            &mut group,
+            engine,
+            (&x, &y),
+            &[
+                ("layered", Accumulation::Layered),
+                ("temporaries", Accumulation::Temporaries),
+            ],
+        );
+        gauss = gauss.map(|g| {
+            time_contraction(
+                &mut group,
+                g,
+                (&x, &y),
+                &[("layered-gauss", Accumulation::Layered)],
+            )
+        });
         group.finish();
     }
+}
+
+/// One product of the whole `4N x 4N` matrices in `a` and `b` into `c`: a strided batch of
+/// one item (what a layered meson contraction issues on tiled nodes).
+fn whole_product<'a, M>(a: &'a M, b: &'a M, c: &'a M) -> StridedBatch<'a, M> {
+    StridedBatch {
+        a: DeviceRef::new(a, 0),
+        stride_a: 0,
+        b: DeviceRef::new(b, 0),
+        stride_b: 0,
+        c: DeviceRef::new(c, 0),
+        stride_c: 0,
+        count: 1,
+    }
+}
+
+/// Times the meson contraction of `x` and `y` on `engine` under each named accumulation of
+/// `runs`, then releases its nodes and gives the engine back.
+fn time_contraction(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    mut engine: Engine<CudaBackend>,
+    (x, y): (&HadronNode, &HadronNode),
+    runs: &[(&str, Accumulation)],
+) -> Engine<CudaBackend> {
+    let a = engine.register(x.clone()).unwrap();
+    let b = engine.register(y.clone()).unwrap();
+    let out = engine.create(x.shape()).unwrap();
+    let contraction = Contraction::new(a, b, Arc::new(SpinMapping::meson4x4()));
+    for &(name, acc) in runs {
+        engine = engine.with_accumulation(acc);
+        group.bench_function(name, |bench| {
+            bench.iter(|| {
+                engine.contract_into(0, &contraction, out).unwrap();
+                engine.runtime_mut().synchronize().unwrap();
+            })
+        });
+    }
+    for id in [a, b, out] {
+        engine.release(id).unwrap();
+    }
+    engine
 }
 
 fn register(c: &mut Criterion) {
