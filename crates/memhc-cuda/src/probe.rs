@@ -124,15 +124,18 @@ fn cublas() -> Result<(), BackendError> {
 
 /// Whether the cuBLAS loaded has `cublasZgemm3m` (the complex product of three real
 /// products, `ComplexGemm::Gauss`): optional, so it is not among the symbols every run needs.
-/// False where cuBLAS does not load.
+/// False where cuBLAS does not load. Looked up once per process (every such GEMM asks).
 pub(crate) fn has_gauss() -> bool {
-    // SAFETY: as in `cublas`: loading cuBLAS runs only its own initialisers.
-    if !unsafe { cublas::sys::is_culib_present() } {
-        return false;
-    }
-    // SAFETY: the library was just found, so `culib` does not panic.
-    let lib = unsafe { cublas::sys::culib() };
-    missing(lib, &["cublasZgemm3m"]).is_empty()
+    static FOUND: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FOUND.get_or_init(|| {
+        // SAFETY: as in `cublas`: loading cuBLAS runs only its own initialisers.
+        if !unsafe { cublas::sys::is_culib_present() } {
+            return false;
+        }
+        // SAFETY: the library was just found, so `culib` does not panic.
+        let lib = unsafe { cublas::sys::culib() };
+        missing(lib, &["cublasZgemm3m"]).is_empty()
+    })
 }
 
 /// The symbols of `symbols` that `lib` lacks.
