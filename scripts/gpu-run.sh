@@ -55,8 +55,8 @@
 #                $AB_ROUNDS rounds (default 3) with the four settings interleaved, $AB_RUNS runs
 #                each (default 2); scripts/host-ab.py prints the table
 #   gauss        MEMHC_GPU_GEMM=gauss (one-product GEMMs of three real products, cublasZgemm3m):
-#                memhc-synth --verify at N = 64 and 384 (layered meson contractions, fitting
-#                and oversubscribed, direct path) and memhc run --verify on f0d2 at N = 64
+#                memhc-synth --verify on the direct path at N = 64 and 384 (layered meson
+#                contractions, fitting and oversubscribed) and memhc run --verify on f0d2 at N = 64
 #   column       MEMHC_GPU_TILED=column (tiled copies per block column, cuMemcpy3DAsync):
 #                memhc-synth --verify on the direct path at N = 64 and 384, fitting and
 #                oversubscribed
@@ -170,6 +170,20 @@ verify() {
         done
     done
     wait "${pids[@]}"
+}
+
+# memhc-synth --verify on the direct path with the environment setting $1 (VAR=value), at
+# N = 64 and 384, fitting and oversubscribed (belady); the steps are named after $2.
+verify_with() {
+    local setting=$1 name=$2 n
+    for n in 64 384; do
+        if [ $n = 64 ]; then set -- --vector-size 16 --vectors 8; else set -- --vector-size 4 --vectors 2; fi
+        ( export "$setting"
+          step "$name-verify-N$n-fit" "$bin/memhc-synth" --backend cuda --verify --tensor-size $n \
+              "$@" --repeat 0.5 --mode optimal $direct
+          step "$name-verify-N$n-oversub" "$bin/memhc-synth" --backend cuda --verify \
+              --tensor-size $n "$@" --repeat 0.5 --oversub 0.5 --policy belady --mode optimal $direct )
+    done
 }
 
 # memhc run --verify on two presets of the paper's Table 4 at N = 64: fitting (the plan's peak)
@@ -347,26 +361,11 @@ for stage in "$@"; do
             done
             python3 scripts/host-ab.py "$dir" | tee "$dir/host128-ab.md" ;;
         gauss)
-            for n in 64 384; do
-                if [ $n = 64 ]; then set -- --vector-size 16 --vectors 8; else set -- --vector-size 4 --vectors 2; fi
-                MEMHC_GPU_GEMM=gauss step "gauss-verify-N$n-fit" "$bin/memhc-synth" --backend cuda \
-                    --verify --tensor-size $n "$@" --repeat 0.5 --mode optimal $direct
-                MEMHC_GPU_GEMM=gauss step "gauss-verify-N$n-oversub" "$bin/memhc-synth" --backend cuda \
-                    --verify --tensor-size $n "$@" --repeat 0.5 --oversub 0.5 --policy belady \
-                    --mode optimal
-            done
+            verify_with MEMHC_GPU_GEMM=gauss gauss
             "$bin/memhc" gen f0d2 --tensor-size 64 -o "$dir/f0d2-gauss.json" > "$dir/gen-f0d2-gauss.log" 2>&1
             MEMHC_GPU_GEMM=gauss step gauss-corr-f0d2 "$bin/memhc" run "$dir/f0d2-gauss.json" \
                 --backend cuda --verify --mode optimal ;;
-        column)
-            for n in 64 384; do
-                if [ $n = 64 ]; then set -- --vector-size 16 --vectors 8; else set -- --vector-size 4 --vectors 2; fi
-                MEMHC_GPU_TILED=column step "column-verify-N$n-fit" "$bin/memhc-synth" --backend cuda \
-                    --verify --tensor-size $n "$@" --repeat 0.5 --mode optimal $direct
-                MEMHC_GPU_TILED=column step "column-verify-N$n-oversub" "$bin/memhc-synth" \
-                    --backend cuda --verify --tensor-size $n "$@" --repeat 0.5 --oversub 0.5 \
-                    --policy belady --mode optimal $direct
-            done ;;
+        column) verify_with MEMHC_GPU_TILED=column column ;;
         corr-paper)
             for spec in a1_rhopi:128 f0d2:256; do
                 preset=${spec%%:*}; n=${spec##*:}
