@@ -61,6 +61,20 @@ impl PitchedCopy {
         }
     }
 
+    /// The same copy the other way: source and destination swapped (a read-back of what this
+    /// copy uploads).
+    pub fn reversed(self) -> Self {
+        PitchedCopy {
+            src_offset: self.dst_offset,
+            src_pitch: self.dst_pitch,
+            src_height: self.dst_height,
+            dst_offset: self.src_offset,
+            dst_pitch: self.src_pitch,
+            dst_height: self.src_height,
+            ..self
+        }
+    }
+
     /// Bytes copied, over all slices (saturating: [`PitchedCopy::spans`] refuses a copy whose
     /// numbers overflow).
     pub fn bytes(&self) -> usize {

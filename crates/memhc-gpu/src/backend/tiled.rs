@@ -45,15 +45,7 @@ fn direct_copies(
 ) -> Vec<PitchedCopy> {
     let orient = |copy: PitchedCopy| match way {
         Way::ToTiled => copy,
-        Way::ToPacked => PitchedCopy {
-            src_offset: copy.dst_offset,
-            src_pitch: copy.dst_pitch,
-            src_height: copy.dst_height,
-            dst_offset: copy.src_offset,
-            dst_pitch: copy.src_pitch,
-            dst_height: copy.src_height,
-            ..copy
-        },
+        Way::ToPacked => copy.reversed(),
     };
     match how {
         TiledCopies::PerComponent => parts(tiles, usize::MAX)
