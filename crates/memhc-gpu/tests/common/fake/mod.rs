@@ -750,8 +750,8 @@ impl DeviceApi for Fake {
         Ok(())
     }
 
-    /// One copy in the statistics (as a driver sees one call, 2D or 3D), its rows, slice by
-    /// slice, as queued work.
+    /// One copy in the statistics and one piece of queued work (as a driver sees one call, 2D
+    /// or 3D), run row by row, slice by slice.
     fn copy_h2d_pitched_async(
         &self,
         stream: &FakeStream,
@@ -763,16 +763,13 @@ impl DeviceApi for Fake {
         check_range(BackendOp::CopyH2D, "staging", src.bytes, so, sl)?;
         check_range(BackendOp::CopyH2D, "device", dst.bytes, d_o, dl)?;
         self.0.state().stats.h2d.push(copy.bytes());
-        for (src_offset, dst_offset) in copy.rows() {
-            src.data.users.fetch_add(1, Ordering::SeqCst);
-            let work = Work::H2d {
-                src: Arc::clone(&src.data),
-                src_offset,
-                dst: dst.address + dst_offset as u64,
-                len: copy.width,
-            };
-            self.enqueue(stream.id, work);
-        }
+        src.data.users.fetch_add(1, Ordering::SeqCst);
+        let work = Work::H2dPitched {
+            src: Arc::clone(&src.data),
+            dst: dst.address,
+            copy: *copy,
+        };
+        self.enqueue(stream.id, work);
         Ok(())
     }
 
@@ -788,16 +785,13 @@ impl DeviceApi for Fake {
         check_range(BackendOp::CopyD2H, "device", src.bytes, so, sl)?;
         check_range(BackendOp::CopyD2H, "pinned", dst.bytes, d_o, dl)?;
         self.0.state().stats.d2h.push(copy.bytes());
-        for (src_offset, dst_offset) in copy.rows() {
-            dst.data.users.fetch_add(1, Ordering::SeqCst);
-            let work = Work::D2h {
-                src: src.address + src_offset as u64,
-                dst: Arc::clone(&dst.data),
-                dst_offset,
-                len: copy.width,
-            };
-            self.enqueue(stream.id, work);
-        }
+        dst.data.users.fetch_add(1, Ordering::SeqCst);
+        let work = Work::D2hPitched {
+            src: src.address,
+            dst: Arc::clone(&dst.data),
+            copy: *copy,
+        };
+        self.enqueue(stream.id, work);
         Ok(())
     }
 

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use memhc_core::Complex64;
 use memhc_core::backend::gemm::{GemmShape, Op, extent};
 use memhc_core::backend::{as_bytes, as_bytes_mut};
-use memhc_gpu::{BatchedGemm, Geam, StridedGemm};
+use memhc_gpu::{BatchedGemm, Geam, PitchedCopy, StridedGemm};
 use memhc_testkit::conformance::reference_gemm;
 
 use super::Stats;
@@ -33,6 +33,19 @@ pub(super) enum Work {
         dst: Arc<PinnedData>,
         dst_offset: usize,
         len: usize,
+    },
+    /// A pitched copy (2D or 3D) to the allocation at `dst`: one piece of work, as one driver
+    /// call is one copy for the device, run row by row.
+    H2dPitched {
+        src: Arc<PinnedData>,
+        dst: u64,
+        copy: PitchedCopy,
+    },
+    /// A pitched copy from the allocation at `src`, as [`Work::H2dPitched`] the other way.
+    D2hPitched {
+        src: u64,
+        dst: Arc<PinnedData>,
+        copy: PitchedCopy,
     },
     Batched(BatchedGemm),
     Strided(StridedGemm),
@@ -94,6 +107,10 @@ type Operands = (Vec<Complex64>, Vec<Complex64>, Vec<Complex64>);
 pub(super) fn cost_ns(work: &Work) -> u64 {
     match work {
         Work::H2d { .. } | Work::D2h { .. } => 1_000,
+        // As many as the rows copied one by one would cost.
+        Work::H2dPitched { copy, .. } | Work::D2hPitched { copy, .. } => {
+            1_000 * copy.height.saturating_mul(copy.depth) as u64
+        }
         Work::Batched(_) | Work::Strided(_) | Work::Gauss(_) | Work::Geam(_) => 5_000,
         Work::Wait { .. } | Work::Nop => 0,
     }
@@ -261,6 +278,29 @@ impl State {
                 dst.users.fetch_sub(1, Ordering::SeqCst);
                 read
             }
+            Work::H2dPitched { src, dst, copy } => {
+                let words = lock(&src.bytes);
+                let bytes = bytemuck::cast_slice::<u64, u8>(&words);
+                let written = copy.rows().try_for_each(|(from, to)| {
+                    self.write(dst + to as u64, &bytes[from..from + copy.width])
+                });
+                drop(words);
+                src.users.fetch_sub(1, Ordering::SeqCst);
+                written
+            }
+            Work::D2hPitched { src, dst, copy } => {
+                let mut row = vec![0u8; copy.width];
+                let mut words = lock(&dst.bytes);
+                let bytes = bytemuck::cast_slice_mut::<u64, u8>(&mut words);
+                let read = copy.rows().try_for_each(|(from, to)| {
+                    self.read(src + from as u64, &mut row)?;
+                    bytes[to..to + copy.width].copy_from_slice(&row);
+                    Ok(())
+                });
+                drop(words);
+                dst.users.fetch_sub(1, Ordering::SeqCst);
+                read
+            }
             Work::Batched(_) | Work::Strided(_) | Work::Gauss(_) | Work::Geam(_)
                 if !self.compute =>
             {
@@ -322,6 +362,7 @@ impl State {
             let cost = cost_ns(&work);
             let bytes = match &work {
                 Work::H2d { len, .. } | Work::D2h { len, .. } => *len,
+                Work::H2dPitched { copy, .. } | Work::D2hPitched { copy, .. } => copy.bytes(),
                 _ => 0,
             };
             // A wait runs the other stream's work, metered there: not metered twice.
