@@ -19,7 +19,8 @@
 //!   `clock_gettime(CLOCK_PROCESS_CPUTIME_ID)` through `cpu_time`), not wall time.
 //! * **Fake device work, left out**: the fake device runs its queued copies (host memory to
 //!   its "device" vectors) and fills new device memory on the host's threads; a GPU does that
-//!   work, so its thread CPU time (metered around each piece of work) is subtracted. GEMMs do
+//!   work, so its thread CPU time (metered around each piece of work: one copy call, 2D and
+//!   3D ones included, is one piece, as it is one call to a driver) is subtracted. GEMMs do
 //!   not compute (`FakeConfig::compute` off): the reference GEMM at N = 384 would take minutes,
 //!   and it is device work too.
 //! * **CPU copies**: thread CPU time inside the host's copies into and out of page-locked
