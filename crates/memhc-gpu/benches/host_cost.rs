@@ -65,9 +65,9 @@ use std::time::Instant;
 
 use fake::meter::{self, Meter};
 use fake::{Fake, FakeConfig, Progress};
-use hadron::{Contraction, Engine, HadronNode};
+use hadron::{Contraction, Engine};
 use memhc_backend::Backend;
-use memhc_core::{Complex64, Config, Mode, ObjectId, PinnedPoolStats, PolicyKind, Runtime};
+use memhc_core::{Config, HostCopy, Mode, ObjectId, PinnedPoolStats, PolicyKind, Runtime};
 use memhc_gpu::model::{ModelParams, model_backend};
 use memhc_gpu::{CopyStats, GpuBackend, GpuOptions};
 use memhc_workload::host_memory::pinned_plan_bytes;
@@ -75,13 +75,6 @@ use memhc_workload::run::{RunSpec, peak_without_eviction};
 use memhc_workload::{Analysis, Dist, SynthParams, Workload, generate};
 
 type Error = Box<dyn std::error::Error>;
-
-/// `n` zeros never written (they cost no memory), for the data-less model runs.
-fn untouched(n: usize) -> Result<Vec<Complex64>, Error> {
-    let parts = bytemuck::allocation::try_zeroed_vec::<f64>(2 * n)
-        .map_err(|_| format!("cannot reserve {n} complex doubles"))?;
-    Ok(bytemuck::allocation::cast_vec(parts))
-}
 
 /// The run of `w` as memhc-synth's runner issues it. With `real`, node values are generated
 /// (into the backend's host memory on the direct path); without, nothing is written (the
@@ -105,8 +98,8 @@ fn run_queue<B: Backend>(
         } else if real {
             ids.push(engine.register(n.data.materialise(&n.shape))?);
         } else {
-            let zeros = untouched(n.shape.spins() * n.shape.component_elems())?;
-            ids.push(engine.register(HadronNode::from_vec(&n.shape, zeros)?)?);
+            let zeros = HostCopy::zeros(n.shape.spins() * n.shape.component_elems());
+            ids.push(engine.register_host(n.shape.clone(), zeros)?);
         }
     }
     for i in ids.len()..a.node_count() {

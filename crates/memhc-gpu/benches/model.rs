@@ -23,21 +23,14 @@
 
 use std::time::Instant;
 
-use hadron::{Contraction, Engine, HadronNode};
+use hadron::{Contraction, Engine};
 use memhc_backend::Backend;
-use memhc_core::{Complex64, Mode, ObjectId, PolicyKind, Runtime};
+use memhc_core::{HostCopy, Mode, ObjectId, PolicyKind, Runtime};
 use memhc_gpu::model::{ModelParams, ModelReport, model_backend};
 use memhc_workload::run::{RunSpec, peak_without_eviction};
 use memhc_workload::{Analysis, Dist, SynthParams, Workload, generate};
 
 type Error = Box<dyn std::error::Error>;
-
-/// `n` zeros that are never written (so that they cost no memory), as the dry runs use.
-fn untouched(n: usize) -> Result<Vec<Complex64>, Error> {
-    let parts = bytemuck::allocation::try_zeroed_vec::<f64>(2 * n)
-        .map_err(|_| format!("cannot reserve {n} complex doubles"))?;
-    Ok(bytemuck::allocation::cast_vec(parts))
-}
 
 /// The run of `w` as memhc-synth's runner issues it (registration, outputs created up front,
 /// the future, the vectors on `i mod streams`, the releases, the traces, the result reads),
@@ -57,8 +50,8 @@ fn modelled(w: &Workload, a: &Analysis, spec: &RunSpec) -> Result<(ModelReport, 
             ids.push(engine.register_host(n.shape.clone(), host)?);
             continue;
         }
-        let zeros = untouched(n.shape.spins() * n.shape.component_elems())?;
-        ids.push(engine.register(HadronNode::from_vec(&n.shape, zeros)?)?);
+        let zeros = HostCopy::zeros(n.shape.spins() * n.shape.component_elems());
+        ids.push(engine.register_host(n.shape.clone(), zeros)?);
     }
     for i in ids.len()..a.node_count() {
         let shape = a.shape_at(i).ok_or("a node without a shape")?;

@@ -58,8 +58,17 @@ pub fn model_backend(
     params: ModelParams,
     budget: usize,
 ) -> Result<(ModelBackend, ModelClock), BackendError> {
+    model_backend_with(params, GpuOptions::default().budget(budget))
+}
+
+/// As [`model_backend`], with the GPU backend's `options` (budget, tiled copies, complex GEMM,
+/// host waits) rather than the defaults.
+pub fn model_backend_with(
+    params: ModelParams,
+    options: GpuOptions,
+) -> Result<(ModelBackend, ModelClock), BackendError> {
     let device = ModelDevice::new(params)?;
     let clock = device.clock();
-    let backend = GpuBackend::on(device, GpuOptions::default().budget(budget))?;
+    let backend = GpuBackend::on(device, options)?;
     Ok((backend, clock))
 }

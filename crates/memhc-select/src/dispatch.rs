@@ -12,7 +12,7 @@
 //! [`SelectError::Open`] with the backend's one-line reason, never a panic.
 
 use memhc_core::Backend;
-use memhc_gpu::model::{ModelClock, ModelDevice, ModelParams, ModelReport};
+use memhc_gpu::model::{ModelClock, ModelParams, ModelReport, model_backend_with};
 use memhc_host::HostBackend;
 
 /// The NVIDIA backend's type, for a caller that keeps an opened one (feature `cuda`).
@@ -128,15 +128,12 @@ impl AnyBackend {
             BackendChoice::Model => {
                 let params = ModelParams::from_env()?;
                 let budget = open.budget.unwrap_or(params.device_memory);
-                // `model_backend` with the options read by name (MEMHC_GPU_TILED,
-                // MEMHC_GPU_GEMM).
-                let device = ModelDevice::new(params)?;
-                let clock = device.clock();
+                // With the options read by name (MEMHC_GPU_TILED, MEMHC_GPU_GEMM).
                 let options = memhc_gpu::GpuOptions::default()
                     .budget(budget)
                     .tiled(crate::names::tiled_copies_from_env()?)
                     .complex_gemm(crate::names::complex_gemm_from_env()?);
-                let backend = memhc_gpu::GpuBackend::on(device, options)?;
+                let (backend, clock) = model_backend_with(params, options)?;
                 Ok(AnyBackend::Model(backend, clock))
             }
             #[cfg(feature = "cuda")]
