@@ -20,8 +20,14 @@
 //!   (Linux) the minor page faults per contraction and the share of the thread's CPU time spent
 //!   in the kernel over the same vectors (clock ticks: coarse on a short run);
 //! * `MEMHC_OVERHEAD_CLOCK=cpu` makes criterion time the CPU time the thread spends in the
-//!   vectors (after the first, per contraction; Linux) instead of the run's wall time: the
-//!   same bookkeeping, measured the same on a busy machine as on an idle one.
+//!   vectors (after the first, per contraction) instead of the run's wall time: the same
+//!   bookkeeping, without the time the thread waits for a core on a busy machine (work on a
+//!   sibling hyperthread or in the shared caches still slows the thread's own CPU time).
+//!   The clock is the thread's CPU clock (`CLOCK_THREAD_CPUTIME_ID`), which the kernel brings
+//!   up to date when it is read. (Until 2026-11-28 it was `/proc/thread-self/schedstat`, which
+//!   for a running thread moves only at the scheduler's tick, 4 ms on the machine this was
+//!   measured on: a 4,000-contraction window is a few ms long, and it read about half the
+//!   true cost there; docs/results/2026-11-28-overhead-clock.md.)
 //!
 //! The bench runs under mimalloc, the allocator memhc-synth and memhc ship with (their
 //! `mimalloc` feature): the release of a run's objects frees their host data, and glibc's
@@ -102,14 +108,11 @@ fn cases(q: &Queue) -> Vec<(String, PolicyKind, usize)> {
     out
 }
 
-/// Nanoseconds the calling thread has run on a CPU (Linux), if the system says.
+/// Nanoseconds the calling thread has run on a CPU, exact when read (the thread's CPU clock),
+/// if the system says.
 fn cpu_ns() -> Option<u64> {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
+    let t = cpu_time::ThreadTime::try_now().ok()?.as_duration();
+    u64::try_from(t.as_nanos()).ok()
 }
 
 /// The calling thread's minor page faults and its user and system CPU time in clock ticks
