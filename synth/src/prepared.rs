@@ -135,6 +135,7 @@ impl Prepared {
             alloc: Alloc::of(&spec.config()).to_string(),
             reuse_tolerance_percent: spec.reuse_tolerance_percent,
             prefetch: spec.prefetch,
+            order: spec.order.to_string(),
             backend: backend.to_owned(),
             tensor_size: if generated { p.tensor_size } else { 0 },
             vector_size: if generated { p.vector_size } else { 0 },

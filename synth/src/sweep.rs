@@ -12,6 +12,7 @@ use crate::args::{check_generated, host_memory};
 use crate::device::{BackendChoice, choose, run_on};
 use crate::error::{Error, Result};
 use crate::generate::{SynthParams, generate};
+use crate::order::Order;
 use crate::prepared::{PointSetup, Prepared, median_run};
 use crate::record::Record;
 use crate::run::{RunSpec, miss_lower_bound};
@@ -121,6 +122,8 @@ pub(crate) struct RunPlan {
     pub(crate) backend: BackendChoice,
     pub(crate) backend_name: String,
     pub(crate) streams: usize,
+    /// The issue order (`--order`).
+    pub(crate) order: Order,
     pub(crate) reuse_tolerance: u32,
     pub(crate) runs: usize,
     pub(crate) verify: bool,
@@ -145,6 +148,7 @@ impl Parsed {
         let allocs = a.config.allocs(&modes)?;
         let prefetches = a.config.prefetches(&modes)?;
         let pinned = a.config.pinned(&modes)?;
+        let order = a.config.order()?;
         let backend = choose(&a.backend)?;
         let sweeps = a
             .sweep
@@ -191,6 +195,7 @@ impl Parsed {
                 backend,
                 backend_name: a.backend.clone(),
                 streams: a.config.streams,
+                order,
                 reuse_tolerance: a.config.reuse_tolerance,
                 runs: a.runs,
                 verify: a.verify,
@@ -258,6 +263,7 @@ impl RunPlan {
                 alloc: self.allocs.first().copied().flatten(),
                 prefetch: self.prefetches.first().copied().flatten(),
                 pinned: self.pinned,
+                order: self.order,
                 ..p.spec(policy, mode, self.streams, false)
             };
             run_on(
@@ -301,6 +307,7 @@ impl RunPlan {
                     reuse_tolerance_percent: self.reuse_tolerance,
                     prefetch,
                     pinned: self.pinned,
+                    order: self.order,
                     ..p.spec(policy, mode, self.streams, self.verify)
                 };
                 if p.analysis.equal_sizes && lower_bound.is_none() {

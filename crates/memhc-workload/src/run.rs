@@ -13,6 +13,7 @@ use memhc_core::{
 use memhc_host::null::NullBackend;
 
 use crate::error::{Error, Result};
+use crate::order::{Order, schedule};
 use crate::workload::{Analysis, Workload, materialise_all_into};
 
 /// How to run a workload.
@@ -24,8 +25,12 @@ pub struct RunSpec {
     pub mode: Mode,
     /// The device budget in bytes.
     pub budget: usize,
-    /// Streams (contraction `i` of a vector runs on stream `i mod streams`).
+    /// Streams (in the queue's order, contraction `i` of a vector runs on stream
+    /// `i mod streams`; in the dependency order, each on the stream estimated free first).
     pub streams: usize,
+    /// The order in which contractions are issued ([`Order`]): the queue's (the default) or
+    /// the dependency graph's. The values are the same either way.
+    pub order: Order,
     /// Whether to check every result and trace against the reference implementation.
     pub verify: bool,
     /// Where device memory comes from; `None`: the mode's own setting (handover in the optimal
@@ -51,6 +56,7 @@ impl RunSpec {
             mode,
             budget,
             streams,
+            order: Order::Queue,
             verify: false,
             alloc: None,
             reuse_tolerance_percent: 0,
@@ -128,16 +134,17 @@ pub fn peak_without_eviction(w: &Workload, a: &Analysis) -> Result<usize> {
         ..Config::for_mode(Mode::Optimal).with_alloc(Alloc::Driver)
     };
     let mut engine = Engine::new(Runtime::new(NullBackend::new(usize::MAX / 2), config)?);
-    execute(&mut engine, w, a, false, &mut |_| {})?;
+    execute(&mut engine, w, a, Order::Queue, false, &mut |_| {})?;
     Ok(engine.runtime().stats().peak_device_bytes as usize)
 }
 
-/// The misses of the Belady policy on the same queue, mode and budget: the lower bound on the
-/// misses of every policy (when all nodes have the same size). A dry run on the null backend.
+/// The misses of the Belady policy on the same queue, issued in the same order, mode and
+/// budget: the lower bound on the misses of every policy (when all nodes have the same size).
+/// A dry run on the null backend.
 pub fn miss_lower_bound(w: &Workload, a: &Analysis, spec: &RunSpec) -> Result<u64> {
     let config = spec.config().with_policy(PolicyKind::Belady);
     let mut engine = Engine::new(Runtime::new(NullBackend::new(spec.budget), config)?);
-    execute(&mut engine, w, a, false, &mut |_| {})?;
+    execute(&mut engine, w, a, spec.order, false, &mut |_| {})?;
     Ok(engine.runtime().stats().misses)
 }
 
@@ -230,7 +237,7 @@ pub fn run_observed<B: Backend>(
         config.pinned_reserve_bytes = usize::try_from(plan).unwrap_or(usize::MAX);
     }
     let mut engine = Engine::new(Runtime::new(backend, config)?);
-    let done = execute(&mut engine, w, a, true, progress)?;
+    let done = execute(&mut engine, w, a, spec.order, true, progress)?;
     let timeline = match timed {
         true => engine.runtime().backend().take_timeline(),
         false => Vec::new(),
@@ -286,8 +293,9 @@ struct Executed {
 }
 
 /// Registers the initial nodes, creates every output up front (so that the future is exact for
-/// Belady), then runs the vectors, the traces and the result reads, releasing every node after
-/// its last use. A real run (`real`) materialises the nodes' values and reads the results back;
+/// Belady), then runs the contractions in `order` (batch after batch, [`schedule`]: in the
+/// queue's order, vector after vector), the traces and the result reads, releasing every node
+/// after its last use. The future given to the runtime is the order issued. A real run (`real`) materialises the nodes' values and reads the results back;
 /// a dry run registers zeros that are never made ([`HostCopy::zeros`]: they cost no memory).
 ///
 /// Nodes are known by their index in the analysis from here on: the queue runs without a
@@ -296,6 +304,7 @@ fn execute<B: Backend>(
     engine: &mut Engine<B>,
     w: &Workload,
     a: &Analysis,
+    order: Order,
     real: bool,
     progress: &mut dyn FnMut(usize),
 ) -> Result<Executed> {
@@ -373,8 +382,15 @@ fn execute<B: Backend>(
             .ok_or_else(|| internal(format!("trace {t} was not analysed")))?;
         traced.push((ta, tb, lookup(ta)?, lookup(tb)?));
     }
+    let streams = engine.runtime().streams();
+    let batches = schedule(w, a, order, streams)?;
+    let issued = |is: &crate::order::Issued| {
+        let c = contractions.get(is.vector).and_then(|v| v.get(is.index));
+        c.ok_or_else(|| internal("an issued contraction is not in the queue".into()))
+    };
     let mut future = Vec::new();
-    for (c, out) in contractions.iter().flatten() {
+    for is in batches.iter().flat_map(|b| &b.issued) {
+        let (c, out) = issued(is)?;
         future.extend(Engine::<B>::uses(c, *out));
     }
     for &(_, _, ta, tb) in &traced {
@@ -390,7 +406,6 @@ fn execute<B: Backend>(
         engine.runtime_mut().expect_read(lookup(node)?)?;
     }
 
-    let streams = engine.runtime().streams();
     let start = Instant::now();
     let cpu_start = cpu_time::ProcessTime::try_now().ok();
     let mut members: Vec<ObjectId> = Vec::new();
@@ -398,28 +413,38 @@ fn execute<B: Backend>(
     let mut touching: Vec<ObjectId> = Vec::new();
     let queue_start_ns = engine.runtime().backend().timing_clock_ns();
     progress(0);
-    for (v, vector) in contractions.iter().enumerate() {
+    let mut reported = 0;
+    for batch in &batches {
         members.clear();
-        members.extend(vector.iter().flat_map(|(c, _)| [c.a, c.b]));
+        for is in &batch.issued {
+            let (c, _) = issued(is)?;
+            members.extend([c.a, c.b]);
+        }
         engine.runtime_mut().begin_vector(&members)?;
-        // What the vector writes and releases, drawn from the whole history: their records are
+        // What the batch writes and releases, drawn from the whole history: their records are
         // cold, and touched together their misses overlap (10-13% of the cost at 256k
         // contractions for the releases alone). (`begin_vector` touches the inputs.)
         releasing.clear();
-        for &node in a.release_after_vector(v) {
+        for &node in &batch.release {
             releasing.push(lookup(node)?);
         }
         touching.clear();
-        touching.extend(vector.iter().map(|(_, out)| *out));
+        for is in &batch.issued {
+            touching.push(issued(is)?.1);
+        }
         touching.extend_from_slice(&releasing);
         engine.touch_records(&touching);
-        for (i, (c, out)) in vector.iter().enumerate() {
-            engine.contract_into(i % streams, c, *out)?;
+        for is in &batch.issued {
+            let (c, out) = issued(is)?;
+            engine.contract_into(is.stream, c, *out)?;
         }
         for &id in &releasing {
             engine.release(id)?;
         }
-        progress(v + 1);
+        if batch.vectors_done > reported {
+            reported = batch.vectors_done;
+            progress(reported);
+        }
     }
     let mut traces = Vec::with_capacity(w.traces.len());
     for (t, (spec, &(_, _, ta, tb))) in w.traces.iter().zip(&traced).enumerate() {
@@ -558,6 +583,6 @@ pub fn verify(
 pub fn dry_run(w: &Workload, a: &Analysis, config: Config) -> Result<Stats> {
     let capacity = config.budget.unwrap_or(usize::MAX / 2);
     let mut engine = Engine::new(Runtime::new(NullBackend::new(capacity), config)?);
-    execute(&mut engine, w, a, false, &mut |_| {})?;
+    execute(&mut engine, w, a, Order::Queue, false, &mut |_| {})?;
     Ok(engine.runtime().stats())
 }
