@@ -143,7 +143,7 @@ fn ns(seconds: f64) -> Ns {
 type Tie = (bool, usize);
 
 /// What the list schedule knows of one contraction.
-struct Node3 {
+struct Job {
     inputs: [usize; 2],
     /// Distinct inputs (1 when both operands are the same node).
     distinct: usize,
@@ -169,13 +169,16 @@ fn list_schedule(w: &Workload, a: &Analysis, streams: usize) -> Result<Vec<Issue
     }
     // Every contraction, flat, in queue order.
     let mut place = Vec::new();
-    let mut cs: Vec<Node3> = Vec::new();
+    let mut cs: Vec<Job> = Vec::new();
     for (v, vector) in w.vectors.iter().enumerate() {
         let vn = a.vector_nodes(v);
         if vn.len() != vector.len() {
             return Err(internal(format!("vector {v} was not analysed")));
         }
         for (i, (spec, n)) in vector.iter().zip(vn).enumerate() {
+            if [n.a, n.b, n.out].iter().any(|&x| x >= nodes) {
+                return Err(internal(format!("vector {v} names a node out of range")));
+            }
             let shape = |x: usize| {
                 a.shape_at(x)
                     .ok_or_else(|| internal(format!("node {x} has no shape")))
@@ -189,7 +192,7 @@ fn list_schedule(w: &Workload, a: &Analysis, streams: usize) -> Result<Vec<Issue
             )?;
             let flops = sizes.flops(&spec.mapping) as f64;
             let k = cs.len();
-            cs.push(Node3 {
+            cs.push(Job {
                 inputs: [n.a, n.b],
                 distinct: if n.a == n.b { 1 } else { 2 },
                 out: n.out,
@@ -310,7 +313,7 @@ struct State {
 impl State {
     /// Contraction `k`, whose producers are all issued, may be issued: filed by when its
     /// inputs are ready, or by what it still needs uploaded.
-    fn offer(&mut self, cs: &[Node3], upload: &[Ns], weight: &[u64], k: usize) {
+    fn offer(&mut self, cs: &[Job], upload: &[Ns], weight: &[u64], k: usize) {
         let c = &cs[k];
         let (mut missing, mut ready, mut value) = (0, 0, 0u64);
         for &x in &c.inputs[..c.distinct] {
