@@ -8,7 +8,9 @@ Reads DIR/queue/datapath-*.json and DIR/dependency/datapath-*.json (memhc-synth 
 (N, vector size, vectors, repeated rate, oversubscription, policy) and prints, per point, each
 order's modelled makespan and fraction of the floor (`model_floor_s / model_makespan_s`),
 the change, the share of the makespan during which a GEMM ran (`device_compute_s /
-model_makespan_s`), the evictions and the peak device bytes; then a summary; then the reference checks
+model_makespan_s`), the floor over the time the GEMMs took (`model_floor_s /
+device_compute_s`: the fraction the SMs alone allow, were every GEMM back to back from the
+start), the evictions and the peak device bytes; then a summary; then the reference checks
 of DIR/verify/*.json (host backend, `--verify`). Standard library only.
 """
 
@@ -42,9 +44,11 @@ def main():
     keys = sorted(set(queue) & set(dep), key=lambda k: (-k[0], k[3] if k[1] == 16 else 2, k[1], k[4], k[5]))
     print("| N | vector size | repeat | oversub | policy | floor ms | queue: makespan ms | queue: fraction "
           "| dependency: makespan ms | dependency: fraction | change | SM busy share queue / dependency "
+          "| floor / GEMM time queue / dependency "
           "| evictions queue / dependency | peak device MiB queue / dependency |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     better = worse = 0
+    peaks = [0, 0, 0]
     worst = None
     for k in keys:
         q, d = queue[k], dep[k]
@@ -52,6 +56,7 @@ def main():
         fq = q["model_floor_s"] / q["model_makespan_s"]
         fd = d["model_floor_s"] / d["model_makespan_s"]
         better += fd > fq
+        peaks[(d["peak_device_bytes"] > q["peak_device_bytes"]) - (d["peak_device_bytes"] < q["peak_device_bytes"]) + 1] += 1
         worse += fd < fq
         if worst is None or fd - fq < worst[0]:
             worst = (fd - fq, k)
@@ -60,12 +65,15 @@ def main():
               f"| {1e3 * q['model_makespan_s']:.2f} | {fq:.3f} | {1e3 * d['model_makespan_s']:.2f} "
               f"| {fd:.3f} | {fd - fq:+.3f} "
               f"| {q['device_compute_s'] / q['model_makespan_s']:.3f} / {d['device_compute_s'] / d['model_makespan_s']:.3f} "
+              f"| {q['model_floor_s'] / q['device_compute_s']:.3f} / {d['model_floor_s'] / d['device_compute_s']:.3f} "
               f"| {q['evictions']} / {d['evictions']} "
               f"| {q['peak_device_bytes'] / 2**20:.0f} / {d['peak_device_bytes'] / 2**20:.0f} |")
     print()
     print(f"points: {len(keys)}; dependency better at {better}, worse at {worse}; "
           f"smallest change {worst[0]:+.3f} at N = {worst[1][0]}, vector size {worst[1][1]}, "
           f"repeat {worst[1][3]:g}, oversub {worst[1][4]:g}, {worst[1][5]}")
+    print(f"peak device bytes in the dependency order: lower at {peaks[0]}, equal at {peaks[1]}, "
+          f"higher at {peaks[2]} points")
     for n in sorted({k[0] for k in keys}, reverse=True):
         fq = [queue[k]["model_floor_s"] / queue[k]["model_makespan_s"] for k in keys if k[0] == n]
         fd = [dep[k]["model_floor_s"] / dep[k]["model_makespan_s"] for k in keys if k[0] == n]
