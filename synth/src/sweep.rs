@@ -15,7 +15,7 @@ use crate::generate::{SynthParams, generate};
 use crate::order::Order;
 use crate::prepared::{PointSetup, Prepared, median_run};
 use crate::record::Record;
-use crate::run::{RunSpec, miss_lower_bound};
+use crate::run::{RunSpec, miss_lower_bound_in};
 use crate::runargs::RunArgs;
 use crate::workload::Workload;
 use crate::{file, plot, report};
@@ -263,7 +263,6 @@ impl RunPlan {
                 alloc: self.allocs.first().copied().flatten(),
                 prefetch: self.prefetches.first().copied().flatten(),
                 pinned: self.pinned,
-                order: self.order,
                 ..p.spec(policy, mode, self.streams, false)
             };
             run_on(
@@ -271,6 +270,7 @@ impl RunPlan {
                 &p.workload,
                 &p.analysis,
                 &spec,
+                self.order,
                 false,
                 &mut |_| {},
             )?;
@@ -307,20 +307,22 @@ impl RunPlan {
                     reuse_tolerance_percent: self.reuse_tolerance,
                     prefetch,
                     pinned: self.pinned,
-                    order: self.order,
                     ..p.spec(policy, mode, self.streams, self.verify)
                 };
-                if p.analysis.equal_sizes && lower_bound.is_none() {
-                    lower_bound = Some(miss_lower_bound(&p.workload, &p.analysis, &spec)?);
+                let (w, a) = (&p.workload, &p.analysis);
+                if a.equal_sizes && lower_bound.is_none() {
+                    lower_bound = Some(miss_lower_bound_in(w, a, &spec, self.order)?);
                 }
                 let events = observed.outputs.events();
-                let (traced, times) = median_run(self.backend, p, &spec, self.runs, events, bar)?;
+                let (traced, times) =
+                    median_run(self.backend, p, &spec, self.order, self.runs, events, bar)?;
                 let outcome = &traced.outcome;
                 if let Some(dir) = dump.take() {
                     observed.record_dump(dir, &outcome.results)?;
                     file::dump_results(dir, &outcome.results, &outcome.traces)?;
                 }
-                let record = p.record(&self.backend_name, &spec, lower_bound, outcome, &times);
+                let mut record = p.record(&self.backend_name, &spec, lower_bound, outcome, &times);
+                record.order = self.order.to_string();
                 if events {
                     let (label, title) = run_label(&record, observed.several_points);
                     let (text, files) = observed

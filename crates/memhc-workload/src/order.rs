@@ -237,10 +237,8 @@ fn list_schedule(w: &Workload, a: &Analysis, streams: usize) -> Result<Vec<Issue
         stamp: vec![0; cs.len()],
         issued: vec![false; cs.len()],
     };
-    for k in 0..cs.len() {
-        if waiting[k] == 0 {
-            s.offer(&cs, &upload, &weight, k);
-        }
+    for (k, _) in waiting.iter().enumerate().filter(|(_, w)| **w == 0) {
+        s.offer(&cs, &upload, &weight, k);
     }
     let mut out = Vec::with_capacity(cs.len());
     while out.len() < cs.len() {
@@ -438,7 +436,7 @@ fn batches(w: &Workload, a: &Analysis, issued: Vec<Issued>) -> Vec<Batch> {
 }
 
 /// An error that means the analysis does not belong to the workload.
-fn internal(what: String) -> Error {
+pub(crate) fn internal(what: String) -> Error {
     Error::Usage(format!(
         "internal: {what} (is the analysis of another workload?)"
     ))

@@ -13,7 +13,7 @@ use memhc_core::{
 use memhc_host::null::NullBackend;
 
 use crate::error::{Error, Result};
-use crate::order::{Order, schedule};
+use crate::order::{Order, internal, schedule};
 use crate::workload::{Analysis, Workload, materialise_all_into};
 
 /// How to run a workload.
@@ -25,12 +25,9 @@ pub struct RunSpec {
     pub mode: Mode,
     /// The device budget in bytes.
     pub budget: usize,
-    /// Streams (in the queue's order, contraction `i` of a vector runs on stream
-    /// `i mod streams`; in the dependency order, each on the stream estimated free first).
+    /// Streams (contraction `i` of a vector runs on stream `i mod streams`; issued in the
+    /// dependency order, [`run_observed_in`], each on the stream estimated free first).
     pub streams: usize,
-    /// The order in which contractions are issued ([`Order`]): the queue's (the default) or
-    /// the dependency graph's. The values are the same either way.
-    pub order: Order,
     /// Whether to check every result and trace against the reference implementation.
     pub verify: bool,
     /// Where device memory comes from; `None`: the mode's own setting (handover in the optimal
@@ -56,7 +53,6 @@ impl RunSpec {
             mode,
             budget,
             streams,
-            order: Order::Queue,
             verify: false,
             alloc: None,
             reuse_tolerance_percent: 0,
@@ -138,13 +134,22 @@ pub fn peak_without_eviction(w: &Workload, a: &Analysis) -> Result<usize> {
     Ok(engine.runtime().stats().peak_device_bytes as usize)
 }
 
-/// The misses of the Belady policy on the same queue, issued in the same order, mode and
-/// budget: the lower bound on the misses of every policy (when all nodes have the same size).
-/// A dry run on the null backend.
+/// The misses of the Belady policy on the same queue, mode and budget: the lower bound on the
+/// misses of every policy (when all nodes have the same size). A dry run on the null backend.
 pub fn miss_lower_bound(w: &Workload, a: &Analysis, spec: &RunSpec) -> Result<u64> {
+    miss_lower_bound_in(w, a, spec, Order::Queue)
+}
+
+/// [`miss_lower_bound`] of a run issued in `order` (Belady's future is the order issued).
+pub fn miss_lower_bound_in(
+    w: &Workload,
+    a: &Analysis,
+    spec: &RunSpec,
+    order: Order,
+) -> Result<u64> {
     let config = spec.config().with_policy(PolicyKind::Belady);
     let mut engine = Engine::new(Runtime::new(NullBackend::new(spec.budget), config)?);
-    execute(&mut engine, w, a, spec.order, false, &mut |_| {})?;
+    execute(&mut engine, w, a, order, false, &mut |_| {})?;
     Ok(engine.runtime().stats().misses)
 }
 
@@ -208,6 +213,20 @@ pub fn run_observed<B: Backend>(
     events: bool,
     progress: &mut dyn FnMut(usize),
 ) -> Result<Traced> {
+    run_observed_in(backend, w, a, spec, Order::Queue, events, progress)
+}
+
+/// [`run_observed`] with the contractions issued in `order` (the values are the same either
+/// way; the runtime's future, for Belady, prefetch and early read-back, is the order issued).
+pub fn run_observed_in<B: Backend>(
+    backend: B,
+    w: &Workload,
+    a: &Analysis,
+    spec: &RunSpec,
+    order: Order,
+    events: bool,
+    progress: &mut dyn FnMut(usize),
+) -> Result<Traced> {
     if spec.mode == Mode::Unified && !backend.supports_managed() {
         return Err(Error::Usage(format!(
             "--mode unified needs managed memory, which the {} does not have",
@@ -237,7 +256,7 @@ pub fn run_observed<B: Backend>(
         config.pinned_reserve_bytes = usize::try_from(plan).unwrap_or(usize::MAX);
     }
     let mut engine = Engine::new(Runtime::new(backend, config)?);
-    let done = execute(&mut engine, w, a, spec.order, true, progress)?;
+    let done = execute(&mut engine, w, a, order, true, progress)?;
     let timeline = match timed {
         true => engine.runtime().backend().take_timeline(),
         false => Vec::new(),
@@ -295,8 +314,9 @@ struct Executed {
 /// Registers the initial nodes, creates every output up front (so that the future is exact for
 /// Belady), then runs the contractions in `order` (batch after batch, [`schedule`]: in the
 /// queue's order, vector after vector), the traces and the result reads, releasing every node
-/// after its last use. The future given to the runtime is the order issued. A real run (`real`) materialises the nodes' values and reads the results back;
-/// a dry run registers zeros that are never made ([`HostCopy::zeros`]: they cost no memory).
+/// after its last use. The future given to the runtime is the order issued. A real run
+/// (`real`) materialises the nodes' values and reads the results back; a dry run registers
+/// zeros that are never made ([`HostCopy::zeros`]: they cost no memory).
 ///
 /// Nodes are known by their index in the analysis from here on: the queue runs without a
 /// single string lookup.
@@ -416,9 +436,11 @@ fn execute<B: Backend>(
     let mut reported = 0;
     for batch in &batches {
         members.clear();
+        touching.clear();
         for is in &batch.issued {
-            let (c, _) = issued(is)?;
+            let (c, out) = issued(is)?;
             members.extend([c.a, c.b]);
+            touching.push(*out);
         }
         engine.runtime_mut().begin_vector(&members)?;
         // What the batch writes and releases, drawn from the whole history: their records are
@@ -427,10 +449,6 @@ fn execute<B: Backend>(
         releasing.clear();
         for &node in &batch.release {
             releasing.push(lookup(node)?);
-        }
-        touching.clear();
-        for is in &batch.issued {
-            touching.push(issued(is)?.1);
         }
         touching.extend_from_slice(&releasing);
         engine.touch_records(&touching);
@@ -489,13 +507,6 @@ fn execute<B: Backend>(
         results,
         traces,
     })
-}
-
-/// An error that means the analysis does not belong to the workload.
-fn internal(what: String) -> Error {
-    Error::Usage(format!(
-        "internal: {what} (is the analysis of another workload?)"
-    ))
 }
 
 /// Recomputes every result and trace with the reference implementation, on the host, and

@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use memhc_core::{Mode, PolicyKind};
 use memhc_host::host::HostBackend;
 use memhc_workload::order::{Batch, Order, schedule};
-use memhc_workload::run::{RunSpec, peak_without_eviction, run};
+use memhc_workload::run::{RunSpec, peak_without_eviction, run_observed_in};
 use memhc_workload::{Analysis, Dist, SynthParams, Workload, generate};
 use proptest::prelude::*;
 
@@ -193,11 +193,22 @@ fn check_run(
         verify: true,
         pinned,
         prefetch,
-        order: Order::Dependency,
         ..RunSpec::new(policy, mode, budget, 3)
     };
     let label = format!("{policy}/{mode} at {oversub}, pinned {pinned}, prefetch {prefetch:?}");
-    match run(HostBackend::new(budget), w, &a, &spec, &mut |_| {}) {
+    let run = |order| {
+        run_observed_in(
+            HostBackend::new(budget),
+            w,
+            &a,
+            &spec,
+            order,
+            false,
+            &mut |_| {},
+        )
+        .map(|t| t.outcome)
+    };
+    match run(Order::Dependency) {
         Ok(o) => {
             let err = o.max_rel_error.expect("verified");
             assert!(err <= 1e-12, "{label}: error {err}");
@@ -208,11 +219,7 @@ fn check_run(
             assert!(o.stats.h2d_bytes > 0, "{label}: nothing uploaded");
         }
         Err(e) => {
-            let queue = RunSpec {
-                order: Order::Queue,
-                ..spec.clone()
-            };
-            let q = run(HostBackend::new(budget), w, &a, &queue, &mut |_| {});
+            let q = run(Order::Queue);
             assert!(
                 q.is_err(),
                 "{label}: the dependency order fails ({e}) where the queue's runs"
