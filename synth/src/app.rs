@@ -40,7 +40,7 @@ enum Command {
     /// without eviction; each policy's least budget that runs at all; what a run at the budget
     /// will count (allocations, pool reuses, hits, misses, evictions, write-backs, bytes moved,
     /// peak), exactly; and the host memory a run needs.
-    Plan(PlanArgs),
+    Plan(Box<PlanArgs>),
     /// Draw the plots of `--plot` again from records saved with `--json`: `plot
     /// fig7.json --against repeat --where tensor-size=384 --out plots/`.
     ///

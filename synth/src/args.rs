@@ -12,6 +12,7 @@ use crate::error::human_bytes;
 use crate::error::{Error, Result};
 use crate::generate::{Dist, SynthParams};
 use crate::host_memory::{admit, available_host_memory, generated_bytes};
+use crate::order::Order;
 
 /// The environment variable that sets the host memory available to a run (bytes, with an
 /// optional K, M, G or T suffix, as `--budget`), instead of what the system says; `off` skips the check.
@@ -83,6 +84,13 @@ pub struct ConfigArgs {
     /// Streams the contractions of a vector are spread over.
     #[arg(long, default_value_t = 4)]
     pub streams: usize,
+    /// The order in which contractions are issued: `queue` (vector after vector, contraction
+    /// i of a vector on stream i mod streams) or `dependency` (by the dependency graph: next
+    /// the contraction whose inputs are estimated ready soonest, uploads in the order of first
+    /// use, each on the stream estimated free first; later vectors' contractions may run
+    /// before earlier ones'). The values are the same either way.
+    #[arg(long, default_value = "queue")]
+    pub order: String,
     /// Where device memory comes from, comma separated, or `all`: driver (every buffer a
     /// driver allocation, the paper), handover (an evicted buffer goes straight to the request
     /// that evicted it), arena (one driver allocation of the budget, sub-allocated). Default:
@@ -164,6 +172,13 @@ impl ConfigArgs {
 }
 
 impl ConfigArgs {
+    /// The issue order of `--order`.
+    pub fn order(&self) -> Result<Order> {
+        self.order
+            .parse::<Order>()
+            .map_err(|e| Error::Usage(format!("--order: {e}")))
+    }
+
     /// Whether `--host-memory pinned` was asked for, refusing it with `--mode unified`.
     pub fn pinned(&self, modes: &[Mode]) -> Result<bool> {
         let pinned = names::host_memory(&self.host_memory)

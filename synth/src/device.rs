@@ -16,7 +16,8 @@ use memhc_select::{Build, Open, SelectError, WithBackend, dispatch};
 pub use memhc_select::BackendChoice;
 
 use crate::error::{Error, Result};
-use crate::run::{RunSpec, Traced, run_observed};
+use crate::order::Order;
+use crate::run::{RunSpec, Traced, run_observed_in};
 use crate::workload::{Analysis, Workload};
 
 /// The GPU backends this build of `memhc-synth` has.
@@ -66,6 +67,7 @@ struct ObservedRun<'a> {
     w: &'a Workload,
     a: &'a Analysis,
     spec: &'a RunSpec,
+    order: Order,
     events: bool,
     progress: &'a mut dyn FnMut(usize),
 }
@@ -74,25 +76,27 @@ impl WithBackend for ObservedRun<'_> {
     type Output = Result<Traced>;
 
     fn run<B: Backend>(self, backend: B) -> Result<Traced> {
-        run_observed(
+        run_observed_in(
             backend,
             self.w,
             self.a,
             self.spec,
+            self.order,
             self.events,
             self.progress,
         )
     }
 }
 
-/// Runs `w` on a fresh backend of kind `choice` whose budget is the run's, recording the
-/// runtime's event log if `events`. A GPU backend that cannot open (no driver, no device) is
+/// Runs `w` on a fresh backend of kind `choice` whose budget is the run's, issued in `order`,
+/// recording the runtime's event log if `events`. A GPU backend that cannot open (no driver, no device) is
 /// reported in one line.
 pub fn run_on(
     choice: BackendChoice,
     w: &Workload,
     a: &Analysis,
     spec: &RunSpec,
+    order: Order,
     events: bool,
     progress: &mut dyn FnMut(usize),
 ) -> Result<Traced> {
@@ -101,6 +105,7 @@ pub fn run_on(
         w,
         a,
         spec,
+        order,
         events,
         progress,
     };

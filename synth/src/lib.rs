@@ -30,7 +30,9 @@ mod sweep;
 /// The output files of a command (they live in `memhc-trace`, which both tools use).
 pub use memhc_trace::written;
 
-pub use memhc_workload::{error, file, generate, host_memory, plan, policy_replay, run, workload};
+pub use memhc_workload::{
+    error, file, generate, host_memory, order, plan, policy_replay, run, workload,
+};
 
 pub use memhc_workload::{
     Analysis, ContractionSpec, Dist, Error, NodeData, NodeSpec, Result, SynthParams, TraceSpec,

@@ -14,6 +14,7 @@ use crate::error::{Error, Result, human_bytes};
 use crate::file;
 use crate::generate::generate;
 use crate::host_memory::{HostNeeds, admit, dry_run_needs, host_needs};
+use crate::order::Order;
 use crate::plan::{MemoryPlan, PlanSpec, Prediction, plan};
 use crate::report::{render, to_stdout};
 use crate::run::peak_without_eviction;
@@ -76,15 +77,16 @@ struct Output {
 }
 
 /// Refuses the run options `plan` cannot predict yet, instead of ignoring them: its dry runs
-/// use each mode's own allocation, no prefetch and exact reuse, so `--alloc`, `--prefetch`
-/// (other than `off`) and `--reuse-tolerance` (other than 0) would make a prediction of a run
-/// that is not the one asked for. Values that do not parse are refused as in a run.
+/// use each mode's own allocation, no prefetch, exact reuse and the queue's order, so
+/// `--alloc`, `--prefetch` (other than `off`), `--reuse-tolerance` (other than 0) and `--order`
+/// (other than `queue`) would make a prediction of a run that is not the one asked for. Values that do not parse are refused as in a run.
 fn refuse_unpredicted(config: &ConfigArgs, modes: &[memhc_core::Mode]) -> Result<()> {
     let allocs = config.allocs(modes)?;
     let prefetches = config.prefetches(modes)?;
     let cannot = |flag: String| -> Result<()> {
         Err(Error::Usage(format!(
-            "{flag}: plan cannot predict it yet (its dry runs use each mode's own allocation,              no prefetch and exact reuse); run without it, or run the workload to measure"
+            "{flag}: plan cannot predict it yet (its dry runs use each mode's own allocation, \
+             no prefetch, exact reuse and the queue's order); run without it, or run the workload to measure"
         )))
     };
     if let Some(list) = config
@@ -103,6 +105,9 @@ fn refuse_unpredicted(config: &ConfigArgs, modes: &[memhc_core::Mode]) -> Result
     }
     if config.reuse_tolerance != 0 {
         return cannot(format!("--reuse-tolerance {}", config.reuse_tolerance));
+    }
+    if config.order()? != Order::Queue {
+        return cannot(format!("--order {}", config.order));
     }
     Ok(())
 }

@@ -9,6 +9,7 @@ use crate::device::{BackendChoice, run_on};
 use crate::error::{Error, Result};
 use crate::generate::SynthParams;
 use crate::host_memory::{admit, host_needs};
+use crate::order::Order;
 use crate::record::Record;
 use crate::run::{Outcome, RunSpec, Traced, largest_working_set, peak_without_eviction};
 use crate::workload::{Analysis, Workload};
@@ -135,6 +136,8 @@ impl Prepared {
             alloc: Alloc::of(&spec.config()).to_string(),
             reuse_tolerance_percent: spec.reuse_tolerance_percent,
             prefetch: spec.prefetch,
+            // The queue's; a caller that issued in another order says so.
+            order: Order::Queue.to_string(),
             backend: backend.to_owned(),
             tensor_size: if generated { p.tensor_size } else { 0 },
             vector_size: if generated { p.vector_size } else { 0 },
@@ -207,6 +210,7 @@ pub(crate) fn median_run(
     backend: BackendChoice,
     p: &Prepared,
     spec: &RunSpec,
+    order: Order,
     runs: usize,
     events: bool,
     bar: &ProgressBar,
@@ -216,9 +220,15 @@ pub(crate) fn median_run(
     let mut first: Option<Traced> = None;
     for _ in 0..runs {
         let done = bar.position();
-        let traced = run_on(backend, &p.workload, &p.analysis, spec, events, &mut |v| {
-            bar.set_position(done + v as u64)
-        })?;
+        let traced = run_on(
+            backend,
+            &p.workload,
+            &p.analysis,
+            spec,
+            order,
+            events,
+            &mut |v| bar.set_position(done + v as u64),
+        )?;
         let o = &traced.outcome;
         times.push((o.wall_s, o.cpu_s, o.device_compute_s));
         first.get_or_insert(traced);

@@ -17,6 +17,10 @@ pub struct Record {
     pub reuse_tolerance_percent: u32,
     /// Prefetch window in object uses (`None`: prefetch off).
     pub prefetch: Option<usize>,
+    /// The order contractions were issued in (`queue` or `dependency`); left out of a record
+    /// of the queue's order, the default.
+    #[serde(default = "queue_order", skip_serializing_if = "is_queue_order")]
+    pub order: String,
     /// Backend (host, cuda, rocm).
     pub backend: String,
     /// `N` (generated workloads; 0 for a workload file).
@@ -133,6 +137,16 @@ pub struct Record {
     pub model_floor_s: Option<f64>,
 }
 
+/// The default order of a record that names none.
+fn queue_order() -> String {
+    "queue".into()
+}
+
+/// Whether a record's order is the queue's (the default, not written).
+fn is_queue_order(order: &str) -> bool {
+    order == "queue"
+}
+
 /// The parameters [`Record::parameter`] knows, by their command-line names.
 pub const PARAMETERS: [&str; 5] = ["repeat", "vector-size", "tensor-size", "oversub", "vectors"];
 
@@ -151,7 +165,8 @@ impl Record {
     }
 
     /// A label for the record's series in plots: `policy/mode` (`policy/mode/alloc` when the
-    /// allocation setting is not the mode's own), with `/pfW` when prefetching `W` uses ahead.
+    /// allocation setting is not the mode's own), with `/pfW` when prefetching `W` uses ahead
+    /// and `/dependency` when issued in the dependency order.
     pub fn series(&self) -> String {
         let own = if self.mode == "optimal" {
             "handover"
@@ -163,9 +178,14 @@ impl Record {
         } else {
             format!("{}/{}/{}", self.policy, self.mode, self.alloc)
         };
-        match self.prefetch {
+        let base = match self.prefetch {
             Some(w) => format!("{base}/pf{w}"),
             None => base,
+        };
+        if is_queue_order(&self.order) {
+            base
+        } else {
+            format!("{base}/{}", self.order)
         }
     }
 }

@@ -12,9 +12,10 @@ use crate::args::{check_generated, host_memory};
 use crate::device::{BackendChoice, choose, run_on};
 use crate::error::{Error, Result};
 use crate::generate::{SynthParams, generate};
+use crate::order::Order;
 use crate::prepared::{PointSetup, Prepared, median_run};
 use crate::record::Record;
-use crate::run::{RunSpec, miss_lower_bound};
+use crate::run::{RunSpec, miss_lower_bound_in};
 use crate::runargs::RunArgs;
 use crate::workload::Workload;
 use crate::{file, plot, report};
@@ -121,6 +122,8 @@ pub(crate) struct RunPlan {
     pub(crate) backend: BackendChoice,
     pub(crate) backend_name: String,
     pub(crate) streams: usize,
+    /// The issue order (`--order`).
+    pub(crate) order: Order,
     pub(crate) reuse_tolerance: u32,
     pub(crate) runs: usize,
     pub(crate) verify: bool,
@@ -145,6 +148,7 @@ impl Parsed {
         let allocs = a.config.allocs(&modes)?;
         let prefetches = a.config.prefetches(&modes)?;
         let pinned = a.config.pinned(&modes)?;
+        let order = a.config.order()?;
         let backend = choose(&a.backend)?;
         let sweeps = a
             .sweep
@@ -191,6 +195,7 @@ impl Parsed {
                 backend,
                 backend_name: a.backend.clone(),
                 streams: a.config.streams,
+                order,
                 reuse_tolerance: a.config.reuse_tolerance,
                 runs: a.runs,
                 verify: a.verify,
@@ -265,6 +270,7 @@ impl RunPlan {
                 &p.workload,
                 &p.analysis,
                 &spec,
+                self.order,
                 false,
                 &mut |_| {},
             )?;
@@ -303,17 +309,20 @@ impl RunPlan {
                     pinned: self.pinned,
                     ..p.spec(policy, mode, self.streams, self.verify)
                 };
-                if p.analysis.equal_sizes && lower_bound.is_none() {
-                    lower_bound = Some(miss_lower_bound(&p.workload, &p.analysis, &spec)?);
+                let (w, a) = (&p.workload, &p.analysis);
+                if a.equal_sizes && lower_bound.is_none() {
+                    lower_bound = Some(miss_lower_bound_in(w, a, &spec, self.order)?);
                 }
                 let events = observed.outputs.events();
-                let (traced, times) = median_run(self.backend, p, &spec, self.runs, events, bar)?;
+                let (traced, times) =
+                    median_run(self.backend, p, &spec, self.order, self.runs, events, bar)?;
                 let outcome = &traced.outcome;
                 if let Some(dir) = dump.take() {
                     observed.record_dump(dir, &outcome.results)?;
                     file::dump_results(dir, &outcome.results, &outcome.traces)?;
                 }
-                let record = p.record(&self.backend_name, &spec, lower_bound, outcome, &times);
+                let mut record = p.record(&self.backend_name, &spec, lower_bound, outcome, &times);
+                record.order = self.order.to_string();
                 if events {
                     let (label, title) = run_label(&record, observed.several_points);
                     let (text, files) = observed

@@ -22,6 +22,7 @@ fn record(policy: &str, mode: &str, repeat: f64, gflops: f64, evictions: u64) ->
         .into(),
         reuse_tolerance_percent: 0,
         prefetch: None,
+        order: "queue".into(),
         backend: "host".into(),
         tensor_size: 64,
         vector_size: 16,

@@ -13,6 +13,8 @@
 //! * [`run`]: one run of a queue on any backend, verified against the `hadron` reference on
 //!   request, and the dry runs on the null backend that give the peak without eviction and the
 //!   Belady lower bound on misses;
+//! * [`order`]: the order in which a run issues its contractions: the queue's, or the
+//!   dependency graph's (a list schedule on estimated upload and GEMM times);
 //! * [`plan`](mod@plan): exact memory planning without data: peaks, least budgets and the
 //!   statistics a run will make, from dry runs on the null backend;
 //! * [`host_memory`]: the host memory a run needs, worked out before any data exists, and what
@@ -34,6 +36,7 @@ pub mod eviction_model;
 pub mod file;
 pub mod generate;
 pub mod host_memory;
+pub mod order;
 pub mod plan;
 pub mod policy_replay;
 pub mod run;
@@ -41,5 +44,6 @@ pub mod workload;
 
 pub use error::{Error, Result, WorkloadError, human_bytes};
 pub use generate::{Dist, SynthParams, generate};
+pub use order::Order;
 pub use plan::{MemoryPlan, PlanSpec, Prediction, plan};
 pub use workload::{Analysis, ContractionSpec, NodeData, NodeSpec, TraceSpec, Workload};

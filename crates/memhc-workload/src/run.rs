@@ -13,6 +13,7 @@ use memhc_core::{
 use memhc_host::null::NullBackend;
 
 use crate::error::{Error, Result};
+use crate::order::{Order, internal, schedule};
 use crate::workload::{Analysis, Workload, materialise_all_into};
 
 /// How to run a workload.
@@ -24,7 +25,8 @@ pub struct RunSpec {
     pub mode: Mode,
     /// The device budget in bytes.
     pub budget: usize,
-    /// Streams (contraction `i` of a vector runs on stream `i mod streams`).
+    /// Streams (contraction `i` of a vector runs on stream `i mod streams`; issued in the
+    /// dependency order, [`run_observed_in`], each on the stream estimated free first).
     pub streams: usize,
     /// Whether to check every result and trace against the reference implementation.
     pub verify: bool,
@@ -128,16 +130,26 @@ pub fn peak_without_eviction(w: &Workload, a: &Analysis) -> Result<usize> {
         ..Config::for_mode(Mode::Optimal).with_alloc(Alloc::Driver)
     };
     let mut engine = Engine::new(Runtime::new(NullBackend::new(usize::MAX / 2), config)?);
-    execute(&mut engine, w, a, false, &mut |_| {})?;
+    execute(&mut engine, w, a, Order::Queue, false, &mut |_| {})?;
     Ok(engine.runtime().stats().peak_device_bytes as usize)
 }
 
 /// The misses of the Belady policy on the same queue, mode and budget: the lower bound on the
 /// misses of every policy (when all nodes have the same size). A dry run on the null backend.
 pub fn miss_lower_bound(w: &Workload, a: &Analysis, spec: &RunSpec) -> Result<u64> {
+    miss_lower_bound_in(w, a, spec, Order::Queue)
+}
+
+/// [`miss_lower_bound`] of a run issued in `order` (Belady's future is the order issued).
+pub fn miss_lower_bound_in(
+    w: &Workload,
+    a: &Analysis,
+    spec: &RunSpec,
+    order: Order,
+) -> Result<u64> {
     let config = spec.config().with_policy(PolicyKind::Belady);
     let mut engine = Engine::new(Runtime::new(NullBackend::new(spec.budget), config)?);
-    execute(&mut engine, w, a, false, &mut |_| {})?;
+    execute(&mut engine, w, a, order, false, &mut |_| {})?;
     Ok(engine.runtime().stats().misses)
 }
 
@@ -201,6 +213,20 @@ pub fn run_observed<B: Backend>(
     events: bool,
     progress: &mut dyn FnMut(usize),
 ) -> Result<Traced> {
+    run_observed_in(backend, w, a, spec, Order::Queue, events, progress)
+}
+
+/// [`run_observed`] with the contractions issued in `order` (the values are the same either
+/// way; the runtime's future, for Belady, prefetch and early read-back, is the order issued).
+pub fn run_observed_in<B: Backend>(
+    backend: B,
+    w: &Workload,
+    a: &Analysis,
+    spec: &RunSpec,
+    order: Order,
+    events: bool,
+    progress: &mut dyn FnMut(usize),
+) -> Result<Traced> {
     if spec.mode == Mode::Unified && !backend.supports_managed() {
         return Err(Error::Usage(format!(
             "--mode unified needs managed memory, which the {} does not have",
@@ -230,7 +256,7 @@ pub fn run_observed<B: Backend>(
         config.pinned_reserve_bytes = usize::try_from(plan).unwrap_or(usize::MAX);
     }
     let mut engine = Engine::new(Runtime::new(backend, config)?);
-    let done = execute(&mut engine, w, a, true, progress)?;
+    let done = execute(&mut engine, w, a, order, true, progress)?;
     let timeline = match timed {
         true => engine.runtime().backend().take_timeline(),
         false => Vec::new(),
@@ -286,9 +312,11 @@ struct Executed {
 }
 
 /// Registers the initial nodes, creates every output up front (so that the future is exact for
-/// Belady), then runs the vectors, the traces and the result reads, releasing every node after
-/// its last use. A real run (`real`) materialises the nodes' values and reads the results back;
-/// a dry run registers zeros that are never made ([`HostCopy::zeros`]: they cost no memory).
+/// Belady), then runs the contractions in `order` (batch after batch, [`schedule`]: in the
+/// queue's order, vector after vector), the traces and the result reads, releasing every node
+/// after its last use. The future given to the runtime is the order issued. A real run
+/// (`real`) materialises the nodes' values and reads the results back; a dry run registers
+/// zeros that are never made ([`HostCopy::zeros`]: they cost no memory).
 ///
 /// Nodes are known by their index in the analysis from here on: the queue runs without a
 /// single string lookup.
@@ -296,6 +324,7 @@ fn execute<B: Backend>(
     engine: &mut Engine<B>,
     w: &Workload,
     a: &Analysis,
+    order: Order,
     real: bool,
     progress: &mut dyn FnMut(usize),
 ) -> Result<Executed> {
@@ -373,8 +402,15 @@ fn execute<B: Backend>(
             .ok_or_else(|| internal(format!("trace {t} was not analysed")))?;
         traced.push((ta, tb, lookup(ta)?, lookup(tb)?));
     }
+    let streams = engine.runtime().streams();
+    let batches = schedule(w, a, order, streams)?;
+    let issued = |is: &crate::order::Issued| {
+        let c = contractions.get(is.vector).and_then(|v| v.get(is.index));
+        c.ok_or_else(|| internal("an issued contraction is not in the queue".into()))
+    };
     let mut future = Vec::new();
-    for (c, out) in contractions.iter().flatten() {
+    for is in batches.iter().flat_map(|b| &b.issued) {
+        let (c, out) = issued(is)?;
         future.extend(Engine::<B>::uses(c, *out));
     }
     for &(_, _, ta, tb) in &traced {
@@ -390,7 +426,6 @@ fn execute<B: Backend>(
         engine.runtime_mut().expect_read(lookup(node)?)?;
     }
 
-    let streams = engine.runtime().streams();
     let start = Instant::now();
     let cpu_start = cpu_time::ProcessTime::try_now().ok();
     let mut members: Vec<ObjectId> = Vec::new();
@@ -398,28 +433,36 @@ fn execute<B: Backend>(
     let mut touching: Vec<ObjectId> = Vec::new();
     let queue_start_ns = engine.runtime().backend().timing_clock_ns();
     progress(0);
-    for (v, vector) in contractions.iter().enumerate() {
+    let mut reported = 0;
+    for batch in &batches {
         members.clear();
-        members.extend(vector.iter().flat_map(|(c, _)| [c.a, c.b]));
+        touching.clear();
+        for is in &batch.issued {
+            let (c, out) = issued(is)?;
+            members.extend([c.a, c.b]);
+            touching.push(*out);
+        }
         engine.runtime_mut().begin_vector(&members)?;
-        // What the vector writes and releases, drawn from the whole history: their records are
+        // What the batch writes and releases, drawn from the whole history: their records are
         // cold, and touched together their misses overlap (10-13% of the cost at 256k
         // contractions for the releases alone). (`begin_vector` touches the inputs.)
         releasing.clear();
-        for &node in a.release_after_vector(v) {
+        for &node in &batch.release {
             releasing.push(lookup(node)?);
         }
-        touching.clear();
-        touching.extend(vector.iter().map(|(_, out)| *out));
         touching.extend_from_slice(&releasing);
         engine.touch_records(&touching);
-        for (i, (c, out)) in vector.iter().enumerate() {
-            engine.contract_into(i % streams, c, *out)?;
+        for is in &batch.issued {
+            let (c, out) = issued(is)?;
+            engine.contract_into(is.stream, c, *out)?;
         }
         for &id in &releasing {
             engine.release(id)?;
         }
-        progress(v + 1);
+        if batch.vectors_done > reported {
+            reported = batch.vectors_done;
+            progress(reported);
+        }
     }
     let mut traces = Vec::with_capacity(w.traces.len());
     for (t, (spec, &(_, _, ta, tb))) in w.traces.iter().zip(&traced).enumerate() {
@@ -464,13 +507,6 @@ fn execute<B: Backend>(
         results,
         traces,
     })
-}
-
-/// An error that means the analysis does not belong to the workload.
-fn internal(what: String) -> Error {
-    Error::Usage(format!(
-        "internal: {what} (is the analysis of another workload?)"
-    ))
 }
 
 /// Recomputes every result and trace with the reference implementation, on the host, and
@@ -558,6 +594,6 @@ pub fn verify(
 pub fn dry_run(w: &Workload, a: &Analysis, config: Config) -> Result<Stats> {
     let capacity = config.budget.unwrap_or(usize::MAX / 2);
     let mut engine = Engine::new(Runtime::new(NullBackend::new(capacity), config)?);
-    execute(&mut engine, w, a, false, &mut |_| {})?;
+    execute(&mut engine, w, a, Order::Queue, false, &mut |_| {})?;
     Ok(engine.runtime().stats())
 }
