@@ -299,7 +299,7 @@ fn programs_take_every_legal_transition() {
     use proptest::test_runner::TestRunner;
     let mut runner = TestRunner::deterministic();
     let mut seen: Vec<(Option<State>, Transition, Option<State>)> = Vec::new();
-    for case in 0..60 {
+    for case in 0..120 {
         let config = if case % 4 == 3 {
             unified_config().new_tree(&mut runner).unwrap().current()
         } else {
