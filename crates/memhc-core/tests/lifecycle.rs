@@ -197,9 +197,9 @@ fn check<B: Backend>(
                     (false, false) => HostValid,
                 };
                 let now = rt.state(*out).unwrap();
-                // With prefetch on, the prefetches after the launch may have evicted the output
-                // (needed later than what they brought in), or brought it back in (caching
-                // off, and needed soon).
+                // With prefetch on, the prefetches after the launch may have brought the output
+                // back in (caching off, and needed soon). The check also lets it have left the
+                // device, which prefetches did until they stopped evicting (2026-11-28).
                 let moved = config.prefetch.is_some()
                     && matches!(now, HostValid | WritingBack | Consistent)
                     && rt.is_resident(*out) == (now == Consistent);

@@ -295,8 +295,8 @@ fn drive<B: Backend>(rt: &mut Runtime<B>, streams: usize, actions: &[Action], us
 proptest! {
     #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
 
-    /// With Belady, a run with prefetch misses no more than the same run without (every
-    /// prefetch evicts only what is needed later than what it brings in). Without an arena: in
+    /// With Belady, a run with prefetch misses and evicts no more than the same run without
+    /// (a prefetch takes only memory that no use before its own needs). Without an arena: in
     /// an arena, prefetch changes where ranges fall, so fragmentation, and with it evictions and
     /// restarts (which count their uses twice), differ by layout, not by policy.
     #[test]
