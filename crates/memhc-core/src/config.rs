@@ -134,9 +134,10 @@ impl FromStr for Alloc {
 ///
 /// After every launch the runtime looks `window` object uses ahead in the announced future
 /// and brings in, on a copy stream of its own, the host-valid objects those uses will read,
-/// while the launches already queued compute. It never exceeds the budget, and it evicts only
-/// objects whose next use comes later than the next use of the object it brings in ("do no
-/// harm"); when the policy's victim is needed sooner, prefetching stops until the next launch.
+/// while the launches already queued compute. It never exceeds the budget and evicts nothing:
+/// it takes only free memory, leaving room for the outputs that the launches before the
+/// object's use write, and stops at the first object that does not fit so, until the next
+/// launch.
 /// With prefetch on, evicting a device-only object copies it back asynchronously on the copy
 /// stream: its block moves on with the copy's event (whoever reuses it waits for it), and the
 /// object's host copy lands when something needs it. See `docs/prefetch.md`.

@@ -13,7 +13,6 @@ use crate::events::EventKind;
 use crate::free_pool::Pooled;
 use crate::hazards::Hazards;
 use crate::lifecycle::Left;
-use crate::lookahead::NEVER;
 use crate::object::{ObjectId, State};
 use crate::policy::ResidentView;
 
@@ -22,26 +21,23 @@ use crate::policy::ResidentView;
 pub(super) enum Victims {
     /// Any the policy chooses, but the launch's own: a launch must run.
     Any,
-    /// Only one the announced future needs after use `need` (or never), and never a prefetch
-    /// still to be used: a prefetch for use `need` does no harm.
-    NeededAfter(u64),
+    /// None: a prefetch takes only memory that is free (a pooled block, a new one within the
+    /// budget, or the pool drained), never an object's. An eviction for a prefetch would be
+    /// one the run without prefetch need not make (`prefetch.rs`).
+    Nothing,
 }
 
 /// The policy's view of the object table while it picks a victim.
 struct View<'a, B: Backend> {
     objects: &'a Objects<B>,
     pinned: &'a [ObjectId],
-    /// Prefetches still to be used are not evictable.
-    spare_prefetched: bool,
 }
 
 impl<B: Backend> ResidentView for View<'_, B> {
     fn is_evictable(&self, id: ObjectId) -> bool {
-        self.objects.find(id).is_some_and(|e| {
-            e.life.is_resident()
-                && !(self.spare_prefetched && e.prefetched)
-                && !self.pinned.contains(&id)
-        })
+        self.objects
+            .find(id)
+            .is_some_and(|e| e.life.is_resident() && !self.pinned.contains(&id))
     }
 
     fn is_dirty(&self, id: ObjectId) -> bool {
@@ -57,7 +53,7 @@ impl<B: Backend> Runtime<B> {
     /// left that `victims` allows. `stream` is the stream any write-back is ordered on. With
     /// managed memory: a new managed allocation, or an error.
     ///
-    /// Launches ([`Victims::Any`]) and prefetches ([`Victims::NeededAfter`]) both come here:
+    /// Launches ([`Victims::Any`]) and prefetches ([`Victims::Nothing`]) both come here:
     /// there is one allocation path.
     pub(super) fn obtain_block(
         &mut self,
@@ -94,16 +90,13 @@ impl<B: Backend> Runtime<B> {
                 self.drain_pool()?;
                 continue;
             }
+            if victims == Victims::Nothing {
+                return Ok(None);
+            }
             let fragmented = self.note_fragmentation(bytes);
-            let Some(victim) = self.choose_victim(victims)? else {
+            let Some(victim) = self.choose_victim()? else {
                 return Ok(None);
             };
-            if let Victims::NeededAfter(need) = victims {
-                let later = self.lookahead.next_use(victim);
-                if later <= need && later != NEVER {
-                    return Ok(None); // do no harm: the victim is needed first
-                }
-            }
             if fragmented {
                 self.counters.fragmentation_evictions += 1;
             }
@@ -212,12 +205,12 @@ impl<B: Backend> Runtime<B> {
             .sum()
     }
 
-    /// Asks the policy for a victim among those `victims` allows, and checks its answer.
-    fn choose_victim(&mut self, victims: Victims) -> Result<Option<ObjectId>> {
+    /// Asks the policy for a victim among the resident objects the launch does not pin, and
+    /// checks its answer.
+    fn choose_victim(&mut self) -> Result<Option<ObjectId>> {
         let view = View {
             objects: &self.objects,
             pinned: &self.pinned,
-            spare_prefetched: victims != Victims::Any,
         };
         let victim = self.policy.choose_victim(&view);
         match victim {

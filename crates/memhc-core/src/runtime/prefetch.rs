@@ -4,19 +4,40 @@
 //!
 //! After every successful launch the runtime walks the next `window` uses of the future. For
 //! each object that is not resident and holds its value on the host, it obtains device memory
-//! as the allocation path does (free pool, a new block within the budget, the pool drained,
-//! then evictions with handover), queues the copy on the copy stream and records an event
-//! there: the launch that reads the object waits for that event through the object's hazards,
-//! like any other write. The object is `Prefetched` (`HostValid` to `Consistent`) and the policy
-//! hears `on_prefetch`, which consumes no use: the use itself is a hit later.
+//! as the allocation path does, but from free memory only (free pool, a new block within the
+//! budget, the pool drained; never an eviction), queues the copy on the copy stream and records
+//! an event there: the launch that reads the object waits for that event through the object's
+//! hazards, like any other write. The object is `Prefetched` (`HostValid` to `Consistent`) and
+//! the policy hears `on_prefetch`, which consumes no use: the use itself is a hit later.
 //!
-//! Two rules keep it from doing harm:
+//! Two rules keep it from doing harm, that is from making a launch evict what the run without
+//! prefetch would not:
 //!
 //! * **the budget**: every block comes through the same accounting as the allocation path's,
 //!   so prefetch never holds more than the budget;
-//! * **do no harm**: a victim is evicted for a prefetch only if its next use comes after the
-//!   prefetched object's next use; when the policy's victim is needed sooner (or is a launch's
-//!   or another prefetch's object), prefetching stops until the next launch.
+//! * **free memory only, less what comes first**: a prefetch evicts nothing, and it takes a
+//!   block only if what is left of the budget (less the resident objects; pooled blocks count
+//!   as free) still holds every object the uses before it will bring in that no prefetch does
+//!   (the outputs those launches write). Prefetching stops at the first object that does not
+//!   fit so, until the next launch.
+//!
+//! Why not evict a victim needed later than the prefetched object (Cao et al.'s "do no harm",
+//! which this module applied until 2026-11-28): that is harmless only when the run without
+//! prefetch would have to evict by the time of the use anyway. With releases the runtime
+//! cannot see coming (the caller releases objects after their last use, a correlator run after
+//! each stage), it would usually find the memory free by then: on the correlator presets
+//! a1_rhopi and f0d2 at the plan's peak as budget, prefetch's evictions (of objects released a
+//! few launches later, or needed a few uses after the prefetched one, which then evicted the
+//! next) and those of launches finding the memory prefetches took were the only evictions of
+//! the run (`docs/results/2026-11-28-prefetch-budget.md`). Objects never used again count as
+//! occupying their memory until released, which may leave a prefetch waiting for a release
+//! (at a stage's end, say): that costs overlap, not an eviction. What the reservation cannot
+//! see is memory the future does not announce: an object made after `set_future` and used
+//! at once (a trace's scratch), or a resident copy a host write drops before its next use.
+//! When the budget binds (the run without prefetch evicts too), memory is rarely free and
+//! prefetch does little: whether evicting for it would replace an eviction the run makes
+//! anyway depends on releases and on the policy's choice at the time of the use, which the
+//! runtime does not know.
 //!
 //! Prefetching is advisory: a failure (a refused allocation or copy) stops it for this launch
 //! and leaves the object on the host, to be fetched on demand; every table stays exact. A
@@ -56,39 +77,71 @@ impl<B: Backend> Runtime<B> {
         let (Some(p), Some(copy)) = (self.config.prefetch, self.copy_stream()) else {
             return;
         };
-        let mut wanted = std::mem::take(&mut self.scratch.prefetch);
-        wanted.clear();
-        wanted.extend(self.lookahead.ahead(p.window).filter(|&(_, id)| {
-            matches!(
-                self.objects.state(id),
-                Some(State::HostValid | State::WritingBack)
-            )
-        }));
-        for &(_, id) in &wanted {
-            if self.objects.is_resident(id) {
-                continue; // listed twice in the window
+        let mut ahead = std::mem::take(&mut self.scratch.prefetch);
+        ahead.clear();
+        ahead.extend(self.lookahead.ahead(p.window));
+        // Bytes the uses walked so far will need and that no prefetch brings in (outputs not
+        // yet written): a prefetch further on leaves them free.
+        let mut reserved = 0usize;
+        for (i, &(_, id)) in ahead.iter().enumerate() {
+            if self.objects.is_resident(id) || ahead[..i].iter().any(|&(_, o)| o == id) {
+                continue; // resident, or listed twice in the window
             }
-            let need = self.lookahead.next_use(id);
-            match self.prefetch_one(id, need, copy) {
+            let Some(e) = self.objects.find(id) else {
+                break; // not an object of this runtime: the future is stale
+            };
+            match e.life.kind() {
+                State::HostValid | State::WritingBack => {}
+                _ => {
+                    reserved = reserved.saturating_add(self.device_bytes(id));
+                    continue;
+                }
+            }
+            match self.prefetch_one(id, reserved, copy) {
                 Ok(true) => {}
                 Ok(false) | Err(_) => break,
             }
         }
-        self.scratch.prefetch = wanted;
+        self.scratch.prefetch = ahead;
     }
 
-    /// Prefetches `id`, whose next use is at `need`, on stream `copy`. `Ok(false)`: no room
-    /// without evicting something needed sooner (or nothing evictable); nothing changed but
-    /// the free pool.
-    fn prefetch_one(&mut self, id: ObjectId, need: u64, copy: usize) -> Result<bool> {
+    /// The device bytes `id` takes when resident (its blocks, without slack); 0 for an object
+    /// the runtime does not know.
+    fn device_bytes(&self, id: ObjectId) -> usize {
+        self.objects.find(id).map_or(0, |e| {
+            let (_, count, size) = DeviceCopy::<B>::empty(e.layout, self.config.packing);
+            count.saturating_mul(size)
+        })
+    }
+
+    /// Whether `bytes` more can be held for a prefetch with `reserved` bytes left for the uses
+    /// before it: the budget less the resident objects' bytes (pooled blocks count as free:
+    /// the pool is drained before anything is evicted).
+    fn spare_for(&self, bytes: usize, reserved: usize) -> bool {
+        let free = self
+            .space
+            .budget
+            .saturating_sub(self.space.resident_bytes());
+        bytes.saturating_add(reserved) <= free
+    }
+
+    /// Prefetches `id` on stream `copy` into memory that is free, leaving `reserved` bytes for
+    /// the uses before it. `Ok(false)`: no such room (nothing is ever evicted for a prefetch);
+    /// nothing changed but the free pool.
+    fn prefetch_one(&mut self, id: ObjectId, reserved: usize, copy: usize) -> Result<bool> {
+        let layout = self.entry(id)?.layout;
+        let (mut resident, count, size) = DeviceCopy::empty(layout, self.config.packing);
+        // A pooled block may be larger than asked, up to the reuse tolerance.
+        let most = count.saturating_mul(self.config.reuse_limit(size));
+        if !self.spare_for(most, reserved) {
+            return Ok(false);
+        }
         if self.entry(id)?.life.kind() == State::WritingBack {
             self.land(id)?;
         }
-        let layout = self.entry(id)?.layout;
-        let (mut resident, count, size) = DeviceCopy::empty(layout, self.config.packing);
         self.events.serve(Some(id));
         for _ in 0..count {
-            match self.obtain_block(size, copy, Victims::NeededAfter(need)) {
+            match self.obtain_block(size, copy, Victims::Nothing) {
                 Ok(Some((block, hazards))) => {
                     resident.blocks.push(block);
                     resident.hazards.absorb(hazards);
