@@ -36,6 +36,11 @@
 #                optimal and naive) and the direct path (--host-memory pinned --prefetch 12,
 #                optimal), each point's records with cpu_s and device_compute_s
 #   datapath-vsize  the same at the Fig. 7 points of vector size (1 to 32, repeat 1)
+#   order        the direct path in both issue orders (--order queue,dependency: the dependency
+#                order of docs/results/2026-11-28-issue-order.md) at the Fig. 7 points of
+#                repeated rate 0.75 and 1 (N = $SYNTH_SIZES, vector size 16) and vector size 4
+#                and 32 at repeat 1: first --verify at N = 64, then timed; each record carries
+#                its order
 #   profile-direct  timelines (--timeline) of the direct path at the Fig. 7 point N = 384,
 #                repeat 0.5 and the Table 1 point
 #   floor-rounds issue 29's GPU target, repeated: the direct path at the Fig. 7 points of N = 384
@@ -283,6 +288,23 @@ for stage in "$@"; do
                 --runs "$runs" --json "$dir/cpu-direct.json"
             python3 scripts/per-contraction.py "$dir/cpu-direct.json" \
                 | tee "$dir/cpu-direct-per-contraction.md" ;;
+        order)
+            # Issue 29's schedule: the dependency order against the queue's on the direct path.
+            for o in queue dependency; do
+                step "order-verify-$o" "$bin/memhc-synth" --backend "$backend" --tensor-size 64 \
+                    --vector-size 16 --vectors 8 --sweep repeat=0.5,1 --sweep oversub=0,1 \
+                    --mode optimal $direct --order "$o" --verify --json "$dir/order-verify-$o.json"
+            done
+            for o in queue dependency; do
+                step "order-fig7-$o" "$bin/memhc-synth" --backend "$backend" --vector-size 16 \
+                    --vectors "$vectors" --sweep "tensor-size=$sizes" --sweep repeat=0.75,1 \
+                    --mode optimal $direct --order "$o" --runs "$runs" \
+                    --json "$dir/order-fig7-$o.json"
+                step "order-vsize-$o" "$bin/memhc-synth" --backend "$backend" --repeat 1 \
+                    --vectors "$vectors" --sweep "tensor-size=$sizes" --sweep vector-size=4,32 \
+                    --mode optimal $direct --order "$o" --runs "$runs" \
+                    --json "$dir/order-vsize-$o.json"
+            done ;;
         datapath)
             # Issue 29's data path against today's schedule, at the Fig. 7 points of repeated
             # rate and the Table 1 point.
@@ -420,7 +442,7 @@ for stage in "$@"; do
             table table1 --repeat 0.5 --oversub 0.5 --sweep vector-size=8,16,32,64
             table table2 --repeat 0.5 --vector-size 64 --sweep oversub=0.5,1,1.5
             table table3 --oversub 0.5 --vector-size 64 --sweep repeat=0.25,0.5,0.75,1 ;;
-        *) echo "gpu-run: unknown stage $stage (env check tests verify corr sanitize limits contraction register fig7 tables synth profile cpu compare synth-vsize synth-tables datapath datapath-vsize profile-direct floor-rounds wait host128 host128-ab gauss column corr-paper all)" >&2; exit 2 ;;
+        *) echo "gpu-run: unknown stage $stage (env check tests verify corr sanitize limits contraction register fig7 tables synth profile cpu compare synth-vsize synth-tables datapath datapath-vsize order profile-direct floor-rounds wait host128 host128-ab gauss column corr-paper all)" >&2; exit 2 ;;
     esac
 done
 if [ -d "$CRITERION_HOME" ]; then
