@@ -155,7 +155,8 @@ pub struct ModelReport {
     /// The modelled floor: the largest of [`ModelReport::compute_floor_s`],
     /// [`ModelReport::h2d_floor_s`] and [`ModelReport::d2h_floor_s`].
     pub floor_s: f64,
-    /// Every GEMM's flops at the rate of its shape, without the calls' fixed time, seconds.
+    /// Every GEMM's flops at the rate of its call's shape ([`ModelParams::gemm_call_rate`]: the
+    /// one-product table for a call of one product), without the calls' fixed time, seconds.
     pub compute_floor_s: f64,
     /// Every byte copied host to device at the copy engine's bandwidth, seconds.
     pub h2d_floor_s: f64,
@@ -376,7 +377,10 @@ impl Clocks {
         let flops = 8.0 * m as f64 * n as f64 * k as f64 * count as f64;
         self.report.flops += flops;
         if flops > 0.0 {
-            self.report.compute_floor_s += flops / self.params.gemm_rate(m, n, k);
+            // The card's rate for the call's shape: the rate the call runs at, less its fixed
+            // time (with the batched table for one-product calls, the floor was above what one
+            // large product takes, and a run could beat its floor).
+            self.report.compute_floor_s += flops / self.params.gemm_call_rate(m, n, k, count);
         }
         let duration = self.params.gemm_s(m, n, k, count);
         self.enqueue(stream, Engine::Compute, duration)
@@ -651,6 +655,25 @@ mod tests {
         assert!(close(r.floor_s, 3e-3));
         assert!(close(r.makespan_s, 6e-3), "one stream: in order");
         assert!(close(r.flops, 1e9));
+    }
+
+    #[test]
+    fn no_gemm_call_runs_faster_than_its_share_of_the_floor() {
+        // The H100's tables: a one-product call of order 1536 runs at the one-product table's
+        // 54.6 TFLOPS, faster than the batched table at that size; 64 products of order 128 at
+        // the batched table's 16.1.
+        for (m, count, tflops) in [(1536, 1, 54.6), (512, 1, 27.2), (128, 64, 16.1)] {
+            let mut c = Clocks::new(ModelParams::h100());
+            let s = c.new_stream();
+            c.gemm(s, m, m, m, count);
+            let r = c.report();
+            let flops = 8.0 * (m * m * m * count) as f64;
+            assert!(
+                close(r.compute_floor_s, flops / (tflops * 1e12)),
+                "{m}: {r:?}"
+            );
+            assert!(r.compute_floor_s < r.makespan_s, "{m}: {r:?}");
+        }
     }
 
     #[test]
