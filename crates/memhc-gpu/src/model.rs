@@ -31,8 +31,10 @@
 //!
 //! [`ModelClock::report`] gives the modelled makespan (from the device's opening to the end of
 //! the last work, host or device) and the modelled floor,
-//! `max(flops / rate at each GEMM's shape, bytes in / H2D bandwidth, bytes out / D2H
-//! bandwidth)` over the work the run issued, with the totals behind them.
+//! `max(flops / rate at each GEMM call's shape, bytes in / H2D bandwidth, bytes out / D2H
+//! bandwidth)` over the work the run issued (a call's rate is the one it runs at: the
+//! one-product table for a call of one product, [`ModelParams::gemm_call_rate`]; so no run
+//! beats its floor), with the totals behind them.
 
 mod clock;
 mod device;
