@@ -57,6 +57,11 @@ pub struct Ran {
     /// products created, the future announced), without opening the backend (on a GPU,
     /// creating the context and the BLAS handle takes a large share of a small run).
     pub load_s: f64,
+    /// On `--backend model`: the modelled makespan of the queue (from its start, as
+    /// [`Ran::wall_s`]; the modelled set-up before it left out) and the modelled floor, seconds.
+    pub model: Option<(f64, f64)>,
+    /// The backend's timing clock when the queue started (on the model: the modelled set-up).
+    queue_start_ns: Option<u64>,
 }
 
 /// One run of a plan, on whichever backend.
@@ -78,6 +83,7 @@ impl WithBackend for PlanRun<'_> {
         let loaded = memhc_corr::load_onto(self.plan, &mut engine, self.pinned)
             .map_err(|e| e.to_string())?;
         let load_s = start.elapsed().as_secs_f64();
+        let queue_start_ns = engine.runtime().backend().timing_clock_ns();
         let queue = Instant::now();
         let values = loaded
             .run(self.plan, &mut engine, self.progress)
@@ -98,13 +104,17 @@ impl WithBackend for PlanRun<'_> {
             log,
             wall_s,
             load_s,
+            model: None,
+            queue_start_ns,
         })
     }
 }
 
 /// Runs `plan` once on a fresh backend of kind `choice` with `budget` bytes, under `config`,
-/// with node data in the backend's page-locked host memory when `pinned`; returns the correlators, the runtime's statistics, and with `config.events` its event log
-/// and the backend's timeline. On the model, prints its makespan and floor on stderr.
+/// with node data in the backend's page-locked host memory when `pinned`; returns the
+/// correlators, the runtime's statistics, and with `config.events` its event log and the
+/// backend's timeline. On the model, also the modelled makespan of the queue and the floor
+/// ([`Ran::model`]), printed on stderr too.
 pub fn run_on(
     choice: BackendChoice,
     budget: usize,
@@ -120,16 +130,20 @@ pub fn run_on(
         progress,
     };
     let ran = dispatch(choice, &Open::budget(budget), job).map_err(message)?;
+    let mut output = ran.output?;
     if let Some(r) = ran.model {
+        let setup = output.queue_start_ns.map_or(0.0, |ns| ns as f64 * 1e-9);
+        let makespan = r.makespan_s - setup;
         eprintln!(
-            "model: makespan {:.6} s, floor {:.6} s (the floor is {:.1}% of the makespan; \
-             no data: the values written are not results)",
-            r.makespan_s,
+            "model: makespan {makespan:.6} s of the queue after {setup:.6} s of set-up, floor \
+             {:.6} s (the floor is {:.1}% of the makespan; no data: the values written are not \
+             results)",
             r.floor_s,
-            100.0 * r.floor_s / r.makespan_s.max(f64::MIN_POSITIVE)
+            100.0 * r.floor_s / makespan.max(f64::MIN_POSITIVE)
         );
+        output.model = Some((makespan, r.floor_s));
     }
-    ran.output
+    Ok(output)
 }
 
 /// Every run's times, in the order they ran.
@@ -138,6 +152,9 @@ pub struct Times {
     pub wall_s: Vec<f64>,
     /// Each run's [`Ran::load_s`] (loading before the queue).
     pub load_s: Vec<f64>,
+    /// Each run's [`Ran::model`], on the model (the same every run: the model is
+    /// deterministic).
+    pub model: Vec<(f64, f64)>,
 }
 
 impl Times {
@@ -165,11 +182,13 @@ pub fn run_times(
     let mut times = Times {
         wall_s: vec![first.wall_s],
         load_s: vec![first.load_s],
+        model: first.model.into_iter().collect(),
     };
     for _ in 1..runs {
         let ran = run_on(choice, budget, config.clone(), pinned, plan, progress)?;
         times.wall_s.push(ran.wall_s);
         times.load_s.push(ran.load_s);
+        times.model.extend(ran.model);
     }
     Ok((first, times))
 }

@@ -455,13 +455,21 @@ fn execute(cli: Cli) -> Result<(), String> {
                     }
                     // `gemm_calls` at the top too: the batched BLAS calls the run issued, what
                     // issue 30 (one GEMM per meson contraction) is judged by.
-                    records.push(serde_json::json!({
+                    let mut record = serde_json::json!({
                         "policy": p.name(), "mode": m.name(), "budget": budget, "wall_s": wall,
                         "host_memory": host_memory.name(), "prefetch": prefetch,
                         "runs": runs, "wall_s_runs": times.wall_s,
                         "load_s": load, "load_s_runs": times.load_s,
                         "gemm_calls": stats.gemm_calls, "plan": report, "stats": stats,
-                    }));
+                    });
+                    // On the model, as memhc-synth's records: the queue's modelled makespan.
+                    if let (Some(&(makespan, floor)), Some(r)) =
+                        (times.model.first(), record.as_object_mut())
+                    {
+                        r.insert("model_makespan_s".into(), makespan.into());
+                        r.insert("model_floor_s".into(), floor.into());
+                    }
+                    records.push(record);
                 }
             }
             if verify {

@@ -186,6 +186,15 @@ fn the_model_runs_with_pinned_memory_and_records() {
     assert!(stderr.contains("model: makespan"), "{stderr}");
     assert_eq!(records[0]["host_memory"], "pinned", "{records}");
     assert!(records[0]["stats"]["gemm_calls"].as_u64().unwrap() > 0);
+    // The record carries the queue's modelled makespan and floor, as memhc-synth's do: both
+    // positive, the floor a lower bound.
+    let makespan = records[0]["model_makespan_s"].as_f64().unwrap();
+    let floor = records[0]["model_floor_s"].as_f64().unwrap();
+    assert!(floor > 0.0 && floor <= makespan, "{records}");
+    // A backend that is not the model records neither.
+    let (_, host) = run(&file, &["--policy", "lru"], &d.join("host.json"));
+    assert!(host[0].get("model_makespan_s").is_none(), "{host}");
+    assert!(host[0].get("model_floor_s").is_none(), "{host}");
 }
 
 #[test]
