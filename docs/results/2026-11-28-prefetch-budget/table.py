@@ -4,7 +4,10 @@ under before/ and after/ (next to this script): evictions, misses, prefetches, b
 and the modelled makespan over the modelled floor, for each workload, budget and data path.
 
 memhc run's counts come from its JSON record; its makespan and floor from the `model:` line of
-its output (<name>.log), which its JSON does not carry. memhc-synth's JSON carries both."""
+its output (<name>.log), which its JSON did not carry when these runs were made (that makespan
+includes the modelled set-up before the queue). Since 61f2eb3 memhc run's JSON carries both,
+the makespan of the queue alone: a rerun's records are read for them first. memhc-synth's JSON
+carries both."""
 import json
 import re
 import sys
@@ -20,10 +23,13 @@ def memhc_point(d, name):
     rec = json.loads((d / f"{name}.json").read_text())
     assert len(rec) == 1, name
     s = rec[0]["stats"]
-    m = MODEL.search((d / f"{name}.log").read_text())
+    if "model_makespan_s" in rec[0]:
+        makespan, floor = rec[0]["model_makespan_s"], rec[0]["model_floor_s"]
+    else:
+        m = MODEL.search((d / f"{name}.log").read_text())
+        makespan, floor = float(m.group(1)), float(m.group(2))
     return dict(budget=rec[0]["budget"], evictions=s["evictions"], misses=s["misses"],
-                prefetches=s["prefetches"], h2d=s["h2d_bytes"],
-                makespan=float(m.group(1)), floor=float(m.group(2)))
+                prefetches=s["prefetches"], h2d=s["h2d_bytes"], makespan=makespan, floor=floor)
 
 
 def synth_point(d, name):
