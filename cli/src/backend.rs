@@ -131,9 +131,9 @@ pub fn run_on(
     };
     let ran = dispatch(choice, &Open::budget(budget), job).map_err(message)?;
     let mut output = ran.output?;
-    if let Some(r) = ran.model {
-        let setup = output.queue_start_ns.map_or(0.0, |ns| ns as f64 * 1e-9);
-        let makespan = r.makespan_s - setup;
+    if let Some(whole) = ran.model {
+        let (r, setup) = whole.from_queue_start(output.queue_start_ns);
+        let makespan = r.makespan_s;
         eprintln!(
             "model: makespan {makespan:.6} s of the queue after {setup:.6} s of set-up, floor \
              {:.6} s (the floor is {:.1}% of the makespan; no data: the values written are not \
@@ -152,9 +152,6 @@ pub struct Times {
     pub wall_s: Vec<f64>,
     /// Each run's [`Ran::load_s`] (loading before the queue).
     pub load_s: Vec<f64>,
-    /// Each run's [`Ran::model`], on the model (the same every run: the model is
-    /// deterministic).
-    pub model: Vec<(f64, f64)>,
 }
 
 impl Times {
@@ -182,13 +179,11 @@ pub fn run_times(
     let mut times = Times {
         wall_s: vec![first.wall_s],
         load_s: vec![first.load_s],
-        model: first.model.into_iter().collect(),
     };
     for _ in 1..runs {
         let ran = run_on(choice, budget, config.clone(), pinned, plan, progress)?;
         times.wall_s.push(ran.wall_s);
         times.load_s.push(ran.load_s);
-        times.model.extend(ran.model);
     }
     Ok((first, times))
 }

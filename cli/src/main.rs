@@ -405,7 +405,11 @@ fn execute(cli: Cli) -> Result<(), String> {
                         &mut |pr| bar.set_position(pr.done as u64),
                     )?;
                     let backend::Ran {
-                        values, stats, log, ..
+                        values,
+                        stats,
+                        log,
+                        model,
+                        ..
                     } = ran;
                     let wall = backend::Times::median(&times.wall_s);
                     let load = backend::Times::median(&times.load_s);
@@ -462,10 +466,9 @@ fn execute(cli: Cli) -> Result<(), String> {
                         "load_s": load, "load_s_runs": times.load_s,
                         "gemm_calls": stats.gemm_calls, "plan": report, "stats": stats,
                     });
-                    // On the model, as memhc-synth's records: the queue's modelled makespan.
-                    if let (Some(&(makespan, floor)), Some(r)) =
-                        (times.model.first(), record.as_object_mut())
-                    {
+                    // On the model, as memhc-synth's records: the queue's modelled makespan (the
+                    // model is deterministic: every run's is the first's).
+                    if let (Some((makespan, floor)), Some(r)) = (model, record.as_object_mut()) {
                         r.insert("model_makespan_s".into(), makespan.into());
                         r.insert("model_floor_s".into(), floor.into());
                     }

@@ -116,17 +116,8 @@ pub fn run_on(
     )
     .map_err(synth_error)?;
     let traced = ran.output?;
-    let setup = traced
-        .outcome
-        .queue_start_ns
-        .map_or(0.0, |ns| ns as f64 * 1e-9);
-    let queue = ran.model.map(|whole| {
-        let report = ModelReport {
-            makespan_s: whole.makespan_s - setup,
-            ..whole
-        };
-        (report, setup)
-    });
+    let queue_start = traced.outcome.queue_start_ns;
+    let queue = ran.model.map(|whole| whole.from_queue_start(queue_start));
     MODELLED.with(|m| m.set(queue));
     Ok(traced)
 }

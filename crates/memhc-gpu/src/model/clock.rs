@@ -188,6 +188,20 @@ pub struct ModelReport {
     pub host_wait_s: f64,
 }
 
+impl ModelReport {
+    /// This report with its makespan counted from the start of a run's queue, given the
+    /// backend's timing clock then (`Backend::timing_clock_ns`; `None`: from the opening), and
+    /// the modelled time before it (the set-up: page-locking node memory), seconds.
+    pub fn from_queue_start(self, queue_start_ns: Option<u64>) -> (ModelReport, f64) {
+        let setup = queue_start_ns.map_or(0.0, |ns| ns as f64 * 1e-9);
+        let report = ModelReport {
+            makespan_s: self.makespan_s - setup,
+            ..self
+        };
+        (report, setup)
+    }
+}
+
 /// The virtual clocks of one modelled device. See the [model's documentation](crate::model).
 #[derive(Clone, Debug)]
 pub struct Clocks {
