@@ -6,22 +6,27 @@
 //!   vector released after it.
 //! * [`Order::Dependency`] issues by the dependency graph, a list schedule: next, of the
 //!   contractions whose producers are all issued, the one whose GEMM is estimated to start
-//!   soonest. The estimate keeps three clocks, as a GPU's engines: uploads one after another
-//!   in the order of first use (an initial node is uploaded when the first contraction that
-//!   reads it is issued), GEMMs one after another each from the later of the SMs' clock and its
-//!   inputs' readiness (upload end or producer's end). Of the contractions that need uploads,
-//!   those that need the fewest bytes come first, then those whose missing inputs the most
-//!   contractions read. Ties go to contractions whose output is a result (read back as soon
-//!   as written: the read-back engine starts early), then to the queue's order. Each contraction goes to the stream whose last GEMM is estimated to end
-//!   first, so that a GEMM does not queue behind an unrelated one that waits for its inputs.
-//!   Consecutive independent contractions form a batch (at most as long as the longest
-//!   vector), announced together like a vector; a node is released after the batch that holds
-//!   its last use in this order.
+//!   soonest. The estimate keeps two clocks, as a GPU's engines: uploads back to back in the
+//!   order of a plan (`uploads`: next, the initial node whose upload lets the most contractions
+//!   run that could not before, counted through the dependency graph; see that module), and
+//!   GEMMs one after another, each from the later of the SMs' clock and its inputs' readiness
+//!   (upload end or producer's end). Ties go to contractions whose output is a result (read
+//!   back as soon as written: the read-back engine starts early), then to the queue's order.
+//!   Each contraction goes to the stream whose last GEMM is estimated to end first, so that a
+//!   GEMM does not queue behind an unrelated one that waits for its inputs. Consecutive
+//!   independent contractions form a batch (at most as long as the longest vector), announced
+//!   together like a vector; a node is released after the batch that holds its last use in
+//!   this order. The runtime uploads a node at its first use in the order issued (or a
+//!   prefetch window before it), so the plan's order is the device's.
 //!
-//! The estimate's rates ([`BUS_BYTES_PER_S`], [`GEMM_FLOPS_PER_S`]) are an H100's on the
-//! direct data path, roughly; only their ratio steers the order, and any order it makes is
-//! valid (every input produced before use, every node released after its last use): the
-//! runtime computes the same values whatever the order.
+//! The estimate's times ([`BUS_BYTES_PER_S`] and [`UPLOAD_CALL_S`] per upload,
+//! [`GEMM_FLOPS_PER_S`] and [`GEMM_CALL_S`] per GEMM) are those of the modelled H100 on the
+//! direct data path (`memhc_gpu::model`'s defaults): a tiled node's upload, 16 copies from
+//! page-locked memory, takes 220.6 µs at N = 192 and 786.4 µs at N = 384 there, and a
+//! contraction's GEMM 93.6 and 536 µs; each pair of constants is the line through the two.
+//! The order steers by them only; any order it makes is valid (every input produced before
+//! use, every node released after its last use): the runtime computes the same values
+//! whatever the order.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -33,11 +38,17 @@ use hadron::ContractionSizes;
 use crate::error::{Error, Result};
 use crate::workload::{Analysis, Workload};
 
-/// Host-to-device and device-to-host bytes per second in the dependency order's estimate.
+mod uploads;
+
+/// Host-to-device bytes per second of an upload in the dependency order's estimate.
 pub const BUS_BYTES_PER_S: f64 = 50e9;
+/// Fixed time of one node's upload in the estimate, seconds.
+pub const UPLOAD_CALL_S: f64 = 32e-6;
 /// Floating-point operations per second of a contraction's GEMM in the dependency order's
 /// estimate.
-pub const GEMM_FLOPS_PER_S: f64 = 40e12;
+pub const GEMM_FLOPS_PER_S: f64 = 57.4e12;
+/// Fixed time of one contraction's GEMM in the estimate, seconds.
+pub const GEMM_CALL_S: f64 = 30.5e-6;
 
 /// The order in which a run issues its contractions (see the [module documentation](self)).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -196,7 +207,7 @@ fn list_schedule(w: &Workload, a: &Analysis, streams: usize) -> Result<Vec<Issue
                 inputs: [n.a, n.b],
                 distinct: if n.a == n.b { 1 } else { 2 },
                 out: n.out,
-                gemm: ns(flops / GEMM_FLOPS_PER_S),
+                gemm: ns(GEMM_CALL_S + flops / GEMM_FLOPS_PER_S),
                 tie: (!is_result.get(n.out).copied().unwrap_or(false), k),
             });
             place.push((v, i));
@@ -220,25 +231,26 @@ fn list_schedule(w: &Workload, a: &Analysis, streams: usize) -> Result<Vec<Issue
             }
         }
     }
-    let upload: Vec<Ns> = (0..nodes)
-        .map(|i| ns(bytes(i) as f64 / BUS_BYTES_PER_S))
-        .collect();
-    // An upload is worth more the more contractions read the node.
-    let weight: Vec<u64> = consumers.iter().map(|c| c.len() as u64).collect();
+    // The uploads, back to back in the plan's order: when each initial node is on the device.
+    let mut ready: Vec<Option<Ns>> = vec![None; nodes];
+    let inputs: Vec<[usize; 2]> = cs.iter().map(|c| c.inputs).collect();
+    let mut h2d: Ns = 0;
+    for x in uploads::upload_order(&inputs, &producer) {
+        h2d = h2d.saturating_add(ns(UPLOAD_CALL_S + bytes(x) as f64 / BUS_BYTES_PER_S));
+        if let Some(slot) = ready.get_mut(x) {
+            *slot = Some(h2d);
+        }
+    }
 
     let mut s = State {
-        ready: vec![None; nodes],
-        h2d_free: 0,
+        ready,
         compute_free: 0,
         stream_free: vec![0; streams],
         now: BinaryHeap::new(),
         later: BinaryHeap::new(),
-        uploads: BinaryHeap::new(),
-        stamp: vec![0; cs.len()],
-        issued: vec![false; cs.len()],
     };
     for (k, _) in waiting.iter().enumerate().filter(|(_, w)| **w == 0) {
-        s.offer(&cs, &upload, &weight, k);
+        s.offer(&cs, k);
     }
     let mut out = Vec::with_capacity(cs.len());
     while out.len() < cs.len() {
@@ -246,24 +258,9 @@ fn list_schedule(w: &Workload, a: &Analysis, streams: usize) -> Result<Vec<Issue
             .pick()
             .ok_or_else(|| internal("the dependency graph has a cycle".into()))?;
         let c = &cs[k];
-        s.issued[k] = true;
-        // Its inputs not yet on their way are uploaded now, one after another.
         let mut start = s.compute_free;
         for &x in &c.inputs[..c.distinct] {
-            let at = match s.ready[x] {
-                Some(t) => t,
-                None => {
-                    s.h2d_free = s.h2d_free.saturating_add(upload[x]);
-                    s.ready[x] = Some(s.h2d_free);
-                    for &other in &consumers[x] {
-                        if !s.issued[other] && waiting[other] == 0 {
-                            s.offer(&cs, &upload, &weight, other);
-                        }
-                    }
-                    s.h2d_free
-                }
-            };
-            start = start.max(at);
+            start = start.max(s.ready[x].unwrap_or(0));
         }
         let end = start.saturating_add(c.gemm);
         s.compute_free = end;
@@ -282,7 +279,7 @@ fn list_schedule(w: &Workload, a: &Analysis, streams: usize) -> Result<Vec<Issue
         for &next in &consumers[c.out] {
             waiting[next] -= 1;
             if waiting[next] == 0 {
-                s.offer(&cs, &upload, &weight, next);
+                s.offer(&cs, next);
             }
         }
     }
@@ -291,43 +288,28 @@ fn list_schedule(w: &Workload, a: &Analysis, streams: usize) -> Result<Vec<Issue
 
 /// The list schedule's state: the estimated clocks and the contractions that may be issued.
 struct State {
-    /// When each node is estimated to be on the device (`None`: not yet on its way).
+    /// When each node is estimated to be on the device (initial nodes: the plan of uploads;
+    /// outputs: once their producer is issued).
     ready: Vec<Option<Ns>>,
-    h2d_free: Ns,
     compute_free: Ns,
     stream_free: Vec<Ns>,
-    /// Contractions whose inputs are all on their way and ready by `compute_free`.
+    /// Contractions whose producers are issued and whose inputs are ready by `compute_free`.
     now: BinaryHeap<Reverse<Tie>>,
-    /// Contractions whose inputs are all on their way, by the time the last is ready.
+    /// Contractions whose producers are issued, by the time their last input is ready.
     later: BinaryHeap<Reverse<(Ns, Tie)>>,
-    /// Contractions with inputs still to upload, by the upload time they still need, then
-    /// by how many contractions read those inputs (most first, as `u64::MAX` less it), and a
-    /// stamp: an entry whose stamp is not the contraction's last is stale.
-    uploads: BinaryHeap<Reverse<(Ns, u64, Tie, u64)>>,
-    stamp: Vec<u64>,
-    issued: Vec<bool>,
 }
 
 impl State {
     /// Contraction `k`, whose producers are all issued, may be issued: filed by when its
-    /// inputs are ready, or by what it still needs uploaded.
-    fn offer(&mut self, cs: &[Job], upload: &[Ns], weight: &[u64], k: usize) {
+    /// inputs are ready.
+    fn offer(&mut self, cs: &[Job], k: usize) {
         let c = &cs[k];
-        let (mut missing, mut ready, mut value) = (0, 0, 0u64);
-        for &x in &c.inputs[..c.distinct] {
-            match self.ready[x] {
-                Some(t) => ready = ready.max(t),
-                None => {
-                    missing += upload[x];
-                    value += weight[x];
-                }
-            }
-        }
-        self.stamp[k] += 1;
-        if missing > 0 {
-            self.uploads
-                .push(Reverse((missing, u64::MAX - value, c.tie, self.stamp[k])));
-        } else if ready <= self.compute_free {
+        let ready = c.inputs[..c.distinct]
+            .iter()
+            .map(|&x| self.ready[x].unwrap_or(0))
+            .max()
+            .unwrap_or(0);
+        if ready <= self.compute_free {
             self.now.push(Reverse(c.tie));
         } else {
             self.later.push(Reverse((ready, c.tie)));
@@ -343,33 +325,10 @@ impl State {
             self.later.pop();
             self.now.push(Reverse(tie));
         }
-        while let Some(&Reverse((_, _, (_, k), stamp))) = self.uploads.peek() {
-            if self.stamp[k] == stamp && !self.issued[k] {
-                break;
-            }
-            self.uploads.pop();
+        match self.now.pop() {
+            Some(Reverse((_, k))) => Some(k),
+            None => self.later.pop().map(|Reverse((_, (_, k)))| k),
         }
-        let ready = match self.now.peek() {
-            Some(&Reverse(tie)) => Some((self.compute_free, tie, 0)),
-            None => self.later.peek().map(|&Reverse((t, tie))| (t, tie, 1)),
-        };
-        let upload = self.uploads.peek().map(|&Reverse((missing, _, tie, _))| {
-            let at = self.h2d_free.saturating_add(missing);
-            (at.max(self.compute_free), tie, 2)
-        });
-        let (_, (_, k), from) = match (ready, upload) {
-            (Some(r), Some(u)) => r.min(u),
-            (r, u) => r.or(u)?,
-        };
-        match from {
-            0 => self.now.pop(),
-            1 => self.later.pop().map(|Reverse((_, tie))| Reverse(tie)),
-            _ => self
-                .uploads
-                .pop()
-                .map(|Reverse((_, _, tie, _))| Reverse(tie)),
-        };
-        Some(k)
     }
 }
 
