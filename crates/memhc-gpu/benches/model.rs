@@ -23,117 +23,43 @@
 
 use std::time::Instant;
 
-use hadron::{Contraction, Engine};
-use memhc_backend::Backend;
-use memhc_core::{HostCopy, Mode, ObjectId, PolicyKind, Runtime};
+use memhc_core::{Mode, PolicyKind};
 use memhc_gpu::model::{ModelParams, ModelReport, model_backend};
-use memhc_workload::run::{RunSpec, peak_without_eviction};
-use memhc_workload::{Analysis, Dist, SynthParams, Workload, generate};
+use memhc_workload::run::{RunSpec, peak_without_eviction, run_observed_in};
+use memhc_workload::{Analysis, Dist, Order, SynthParams, Workload, generate};
 
 type Error = Box<dyn std::error::Error>;
 
-/// The run of `w` as memhc-synth's runner issues it (registration, outputs created up front,
-/// the future, the vectors on `i mod streams`, the releases, the traces, the result reads),
-/// without data, on the modelled device with timing on (as memhc-synth runs it). On the
-/// direct path (`spec.pinned`) nodes live in the backend's page-locked memory (never written:
-/// the model moves no data) and the results are announced. Returns the model's report with
-/// the makespan counted from the start of the queue (as memhc-synth's `model_makespan_s`), and
-/// the modelled set-up before it (page-locking node memory), seconds.
-fn modelled(w: &Workload, a: &Analysis, spec: &RunSpec) -> Result<(ModelReport, f64), Error> {
+/// The run of `w` by memhc-synth's runner (`memhc_workload::run::run_observed_in`, in
+/// `order`), on the modelled device: registration (on the direct path, `spec.pinned`, in
+/// the backend's page-locked memory, with the pinned pool's first chunk sized from the plan),
+/// the future, the vectors, the releases, the traces and the result reads, without data.
+/// Returns the model's report with the makespan counted from the start of the queue (as
+/// memhc-synth's `model_makespan_s`), and the modelled set-up before it, seconds. (Until
+/// 2026-11-28 the bench had a copy of the runner, which did not size the pinned pool from the
+/// plan: its direct path page-locked memory inside the queue.)
+fn modelled(
+    w: &Workload,
+    a: &Analysis,
+    spec: &RunSpec,
+    order: Order,
+) -> Result<(ModelReport, f64), Error> {
     let (backend, clock) = model_backend(ModelParams::from_env()?, spec.budget)?;
-    backend.set_timing(true);
-    let mut engine = Engine::new(Runtime::new(backend, spec.config())?);
-    let mut ids: Vec<ObjectId> = Vec::with_capacity(a.node_count());
-    for n in &w.nodes {
-        if spec.pinned {
-            let host = engine.alloc_host(&n.shape)?;
-            ids.push(engine.register_host(n.shape.clone(), host)?);
-            continue;
-        }
-        let zeros = HostCopy::zeros(n.shape.spins() * n.shape.component_elems());
-        ids.push(engine.register_host(n.shape.clone(), zeros)?);
-    }
-    for i in ids.len()..a.node_count() {
-        let shape = a.shape_at(i).ok_or("a node without a shape")?;
-        ids.push(engine.create(shape.clone())?);
-    }
-    let id = |i: usize| ids.get(i).copied().ok_or("a node not created");
-    let mut vectors = Vec::with_capacity(w.vectors.len());
-    for (v, vector) in w.vectors.iter().enumerate() {
-        let mut list = Vec::with_capacity(vector.len());
-        for (c, n) in vector.iter().zip(a.vector_nodes(v)) {
-            let contraction = Contraction::new(id(n.a)?, id(n.b)?, c.mapping.clone())
-                .with_views(c.a_view, c.b_view);
-            list.push((contraction, id(n.out)?));
-        }
-        vectors.push(list);
-    }
-    let mut traced = Vec::with_capacity(w.traces.len());
-    for t in 0..w.traces.len() {
-        let (ta, tb) = a.trace_nodes(t).ok_or("a trace not analysed")?;
-        traced.push((id(ta)?, id(tb)?));
-    }
-    let mut future = Vec::new();
-    for (c, out) in vectors.iter().flatten() {
-        future.extend(Engine::<memhc_gpu::model::ModelBackend>::uses(c, *out));
-    }
-    for &(ta, tb) in &traced {
-        future.push(ta);
-        if tb != ta {
-            future.push(tb);
-        }
-    }
-    engine.runtime_mut().set_future(&future)?;
-    for &node in a.result_nodes() {
-        engine.runtime_mut().expect_read(id(node)?)?;
-    }
-    let setup = clock.report().makespan_s;
-    let streams = engine.runtime().streams();
-    let mut members = Vec::new();
-    let mut releasing = Vec::new();
-    for (v, vector) in vectors.iter().enumerate() {
-        members.clear();
-        members.extend(vector.iter().flat_map(|(c, _)| [c.a, c.b]));
-        engine.runtime_mut().begin_vector(&members)?;
-        releasing.clear();
-        for &node in a.release_after_vector(v) {
-            releasing.push(id(node)?);
-        }
-        engine.touch_records(&releasing);
-        for (i, (c, out)) in vector.iter().enumerate() {
-            engine.contract_into(i % streams, c, *out)?;
-        }
-        for &r in &releasing {
-            engine.release(r)?;
-        }
-    }
-    for (t, (spec, &(ta, tb))) in w.traces.iter().zip(&traced).enumerate() {
-        engine.trace(0, ta, tb, &spec.pairs)?;
-        for &node in a.release_after_trace(t) {
-            engine.release(id(node)?)?;
-        }
-    }
-    for &node in a.result_nodes() {
-        // Handed over where it landed (page-locked memory on the direct path), not copied.
-        drop(engine.take_host(id(node)?)?);
-    }
-    engine.runtime_mut().synchronize()?;
-    let whole = clock.report();
-    let queue = ModelReport {
-        makespan_s: whole.makespan_s - setup,
-        ..whole
-    };
-    Ok((queue, setup))
+    let ran = run_observed_in(backend, w, a, spec, order, false, &mut |_| {})?;
+    Ok(clock.report().from_queue_start(ran.outcome.queue_start_ns))
 }
 
 /// The schedules the bench compares: the paper's two modes as the runtime issues them with
 /// pageable host memory (every copy staged), and the direct path: the optimal mode with node
 /// data and results in page-locked memory, results read back early, released blocks resting,
-/// and the inputs uploaded ahead on the copy stream (`--host-memory pinned --prefetch 12`).
-const SCHEDULES: [(&str, Mode, bool); 3] = [
-    ("optimal", Mode::Optimal, false),
-    ("naive", Mode::Naive, false),
-    ("direct", Mode::Optimal, true),
+/// and the inputs uploaded ahead on the copy stream (`--host-memory pinned --prefetch 12`),
+/// issued in the queue's order (`direct`) and by the dependency graph (`direct-dep`,
+/// `--order dependency`).
+const SCHEDULES: [(&str, Mode, bool, Order); 4] = [
+    ("optimal", Mode::Optimal, false, Order::Queue),
+    ("naive", Mode::Naive, false, Order::Queue),
+    ("direct", Mode::Optimal, true, Order::Queue),
+    ("direct-dep", Mode::Optimal, true, Order::Dependency),
 ];
 
 struct Point {
@@ -181,7 +107,7 @@ fn main() -> Result<(), Error> {
             .unwrap_or_default()
     );
     println!(
-        "{:>4} {:>5} {:>6} {:>7} {:>8} {:>10} {:>9} {:>9} {:>9} {:>14} {:>8} {:>8} {:>8} {:>9} {:>8} {:>6} {:>6} {:>8} {:>8} {:>9}",
+        "{:>4} {:>5} {:>6} {:>7} {:>10} {:>10} {:>9} {:>9} {:>9} {:>14} {:>8} {:>8} {:>8} {:>9} {:>8} {:>6} {:>6} {:>8} {:>8} {:>9}",
         "N",
         "vsize",
         "repeat",
@@ -217,16 +143,16 @@ fn main() -> Result<(), Error> {
         let peak = peak_without_eviction(&w, &a)?;
         let budget = (peak as f64 / (1.0 + p.oversub)).floor() as usize;
         let mut optimal_floor = None;
-        for (name, mode, direct) in SCHEDULES {
+        for (name, mode, direct, order) in SCHEDULES {
             let spec = RunSpec {
                 pinned: direct,
                 prefetch: direct.then_some(12),
                 ..RunSpec::new(PolicyKind::Lru, mode, budget, 4)
             };
-            let (r, setup) = modelled(&w, &a, &spec)?;
+            let (r, setup) = modelled(&w, &a, &spec, order)?;
             let point_floor = *optimal_floor.get_or_insert(r.floor_s);
             println!(
-                "{:>4} {:>5} {:>6} {:>7} {:>8} {:>10.2} {:>9.2} {:>9.2} {:>9.3} {:>14.2} {:>8.1} {:>8.1} {:>8.1} {:>9.1} {:>8.1} {:>6} {:>6.1} {:>8.1} {:>8.1} {:>9.4}",
+                "{:>4} {:>5} {:>6} {:>7} {:>10} {:>10.2} {:>9.2} {:>9.2} {:>9.3} {:>14.2} {:>8.1} {:>8.1} {:>8.1} {:>9.1} {:>8.1} {:>6} {:>6.1} {:>8.1} {:>8.1} {:>9.4}",
                 p.n,
                 p.vector_size,
                 p.repeat,
