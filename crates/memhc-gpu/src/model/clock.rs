@@ -213,7 +213,8 @@ pub struct Clocks {
     /// Per copy engine (host-to-device, device-to-host): time its copies still owe for having
     /// shared the bus with copies the other way placed after them, added to its next copy.
     debt: [f64; 2],
-    /// The host's clock at the last [`Clocks::synchronize`], unless work was enqueued since.
+    /// The host's clock at the first [`Clocks::synchronize`] after the last work enqueued
+    /// (`None` while work was enqueued after every synchronisation).
     synced: Option<f64>,
 }
 
@@ -469,10 +470,10 @@ impl Clocks {
     }
 
     /// What the model has seen so far: the makespan, the floor, and the totals behind them.
-    /// The makespan is the host's clock at the last [`Clocks::synchronize`] if no work was
-    /// enqueued after it (a run ends with one; what the host does after it, such as freeing
-    /// the run's buffers, is not the run's), else the later of the host's clock and the end
-    /// of the device's work.
+    /// The makespan is the host's clock at the first [`Clocks::synchronize`] after the last
+    /// work enqueued (a run ends with one; what the host does after it, such as freeing the
+    /// run's buffers or synchronising again, is not the run's); if work was enqueued after
+    /// every synchronisation, the later of the host's clock and the end of the device's work.
     pub fn report(&self) -> ModelReport {
         let r = self.report;
         ModelReport {
