@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
-"""Per point, the modelled fraction of the floor before and after the model's end-of-run fix
-(`model_floor_s / model_makespan_s`): before = docs/results/2026-11-28-schedule/{queue,dependency}
-(the same commands one commit earlier in the model), after = this folder (merged.sh of the
-issue-order page, run at the commit in commit.txt). Standard library only.
+"""Per point, the modelled fraction of the floor (`model_floor_s / model_makespan_s`) in two
+folders of model runs ({queue,dependency}/datapath-*.json, merged.sh of the issue-order page).
+By default before = docs/results/2026-11-28-schedule (the same commands one commit earlier in
+the model) and after = this folder (the model's end-of-run fix, at the commit in commit.txt).
+Standard library only.
 
-    python3 docs/results/2026-11-28-model-end/compare.py
+    python3 docs/results/2026-11-28-model-end/compare.py [BEFORE AFTER]
 """
 import glob
 import json
 import os
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BEFORE = os.path.join(HERE, "..", "2026-11-28-schedule")
+BEFORE, AFTER = sys.argv[1:3] if len(sys.argv) > 2 else (os.path.join(HERE, "..", "2026-11-28-schedule"), HERE)
 
 
 def load(folder, order):
@@ -28,7 +30,7 @@ print("| N | vector size | repeat | oversub | policy | order | makespan ms befor
 print("|---|---|---|---|---|---|---|---|---|---|---|")
 changes = []
 for order in ["queue", "dependency"]:
-    before, after = load(BEFORE, order), load(HERE, order)
+    before, after = load(BEFORE, order), load(AFTER, order)
     for k in sorted(after, key=lambda k: (-k[0], k[1] != 16, k[1], k[2], k[4])):
         b, a = before[k], after[k]
         mb, ma = b["model_makespan_s"], a["model_makespan_s"]

@@ -11,6 +11,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def rows(name):
+    """The bench's table in `name`: (N, vector size, repeat, oversub, mode) as printed ->
+    (makespan ms, floor/makespan)."""
     out = {}
     for line in open(os.path.join(HERE, name)):
         f = line.split()
@@ -19,9 +21,14 @@ def rows(name):
     return out
 
 
-before, after = rows("bench-model-before.txt"), rows("bench-model.txt")
-print("| N | vector size | repeat | oversub | mode | makespan ms before / after | floor/makespan before / after |")
-print("|---|---|---|---|---|---|---|")
-for k, (ma, fa) in after.items():
-    mb, fb = before[k]
-    print(f"| {' | '.join(k)} | {mb:.2f} / {ma:.2f} | {fb:.3f} / {fa:.3f} |")
+def main():
+    before, after = rows("bench-model-before.txt"), rows("bench-model.txt")
+    print("| N | vector size | repeat | oversub | mode | makespan ms before / after | floor/makespan before / after |")
+    print("|---|---|---|---|---|---|---|")
+    for k, (ma, fa) in after.items():
+        mb, fb = before[k]
+        print(f"| {' | '.join(k)} | {mb:.2f} / {ma:.2f} | {fb:.3f} / {fa:.3f} |")
+
+
+if __name__ == "__main__":
+    main()

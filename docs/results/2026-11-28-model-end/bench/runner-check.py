@@ -10,16 +10,14 @@ import glob
 import json
 import os
 
+from compare import rows
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def bench(name):
-    out = {}
-    for line in open(os.path.join(HERE, name)):
-        f = line.split()
-        if len(f) > 9 and f[0].isdigit():
-            out[(int(f[0]), int(f[1]), float(f[2]), float(f[3]), f[4])] = float(f[8])
-    return out
+    """The bench's floor/makespan per (N, vector size, repeat, oversub, mode)."""
+    return {(int(k[0]), int(k[1]), float(k[2]), float(k[3]), k[4]): f for k, (_, f) in rows(name).items()}
 
 
 def synth(order):
